@@ -1,0 +1,82 @@
+"""Pydantic models for `cases/<suite>.toml`. Unknown keys are errors everywhere.
+
+`input` and `expected` are validated a second time by the suite's kind (see
+`evalctl.scoring.kinds`), which knows their exact shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SuiteTable(_Strict):
+    name: str = Field(pattern=CASE_ID_PATTERN)
+    description: str = ""
+    # Which scorer family the suite belongs to; it fixes the shape of input/expected.
+    kind: str
+    # Bumped when cases or prompts change meaning; shards of different versions do not merge.
+    version: str = "1"
+    system_prompt: str
+    tools: list[str] = Field(default_factory=list)
+    # Names of checks run on every case unless a case lists its own.
+    checks: list[str] | None = None
+    max_turns: int = Field(default=4, ge=1, le=50)
+    max_tokens: int = Field(default=512, ge=1)
+    # Capabilities a provider must have, plus resources such as "catalog".
+    requires: list[str] = Field(default_factory=list)
+    timeout_s: float | None = Field(default=None, gt=0)
+
+
+class CaseEntry(_Strict):
+    id: str = Field(pattern=CASE_ID_PATTERN)
+    description: str = ""
+    features: list[str] = Field(default_factory=list)
+    input: dict[str, Any]
+    expected: dict[str, Any]
+    checks: list[str] | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+
+
+class SuiteFile(_Strict):
+    suite: SuiteTable
+    case: list[CaseEntry] = Field(min_length=1)
+
+
+class Case(BaseModel):
+    """A validated case, ready to run: kind-specific input/expected are parsed models."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    suite: str
+    id: str
+    description: str
+    features: list[str]
+    input: BaseModel
+    expected: BaseModel
+    checks: list[str]
+    timeout_s: float | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}/{self.id}"
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path
+    table: SuiteTable
+    cases: list[Case]
+
+    @property
+    def name(self) -> str:
+        return self.table.name

@@ -1,0 +1,80 @@
+"""Settings: `evalctl.toml` in the working directory (optional) overlaid by environment variables."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalctl.errors import BadInputError
+
+CONFIG_FILE = "evalctl.toml"
+
+
+class ProviderDefaults(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    anthropic_model: str = "claude-sonnet-4-5"
+    gemini_model: str = "gemini-2.5-flash"
+    # Teams behind a gateway point the SDKs elsewhere; ANTHROPIC_BASE_URL is read by the SDK itself.
+    gemini_base_url: str | None = None
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    home: Path = Field(default_factory=lambda: Path("~/.evalctl").expanduser())
+    cases_dir: Path = Path("cases")
+    baselines_dir: Path = Path("baselines")
+    results_dir: Path = Path("results")
+    local_model: str | None = None
+    case_timeout_s: float = 120.0
+    min_pass_rate: float = 0.5
+    providers: ProviderDefaults = Field(default_factory=ProviderDefaults)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+
+def load_settings(
+    cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Read `evalctl.toml` (if present) and apply environment overrides."""
+    env = os.environ if env is None else env
+    base = cwd or Path.cwd()
+    data: dict[str, object] = {}
+    path = base / CONFIG_FILE
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInputError(f"invalid TOML: {exc}", file=str(path)) from None
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise BadInputError(err["msg"], file=str(path), field=field) from None
+    if env.get("EVALCTL_HOME"):
+        settings.home = Path(env["EVALCTL_HOME"]).expanduser()
+    if env.get("EVALCTL_LOCAL_MODEL"):
+        settings.local_model = env["EVALCTL_LOCAL_MODEL"]
+    if env.get("EVALCTL_GEMINI_BASE_URL"):
+        settings.providers.gemini_base_url = env["EVALCTL_GEMINI_BASE_URL"]
+    return settings
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) with mode 0700, tightening it if it already exists."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o777 != 0o700:
+        path.chmod(0o700)
+    return path

@@ -1,0 +1,145 @@
+"""A provider that replays canned replies from a script file, keyed by case.
+
+For tests and demos: the whole pipeline runs deterministically without a model.
+Script format (TOML or JSON): a table of case keys (`suite/id`, or a bare `id`) to a list
+of replies, one per turn, plus an optional `default` list used for any other case::
+
+    [[cases."release-assets/stern"]]
+    tool_calls = [{ name = "extract_pattern", arguments = { action = "github_archive" } }]
+
+    [[cases."release-assets/stern"]]
+    content = "Done."
+
+    [[default]]
+    content = "{}"
+
+A reply may instead carry `error = "transient" | "permanent" | "crash"` to inject a fault,
+and `delay_s` to simulate latency. Past the end of its list a case repeats its last reply.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalctl.chat import CompletionRequest, CompletionResponse, Role, ToolCall, Usage
+from evalctl.errors import BadInputError
+from evalctl.providers.base import (
+    CAP_JSON_SCHEMA,
+    CAP_TOOLS,
+    ProviderError,
+    ServerCrashedError,
+    TransientProviderError,
+)
+from evalctl.providers.registry import ProviderOptions
+
+
+class ScriptedToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptedReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    stop_reason: Literal["end_turn", "tool_use", "max_tokens", "timeout"] | None = None
+    error: Literal["transient", "permanent", "crash"] | None = None
+    delay_s: float = 0.0
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "scripted"
+    default: list[ScriptedReply] = Field(default_factory=list)
+    cases: dict[str, list[ScriptedReply]] = Field(default_factory=dict)
+
+
+def load_script(path: Path) -> Script:
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInputError(f"cannot parse script: {exc}", file=str(path)) from None
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"]]
+        case_id = loc[1] if len(loc) > 1 and loc[0] == "cases" else None
+        raise BadInputError(
+            err["msg"], file=str(path), case_id=case_id, field=".".join(loc)
+        ) from None
+
+
+class ScriptedProvider:
+    name = "scripted"
+
+    def __init__(self, script: Script):
+        self._script = script
+        self.calls: list[CompletionRequest] = []
+
+    @property
+    def model(self) -> str:
+        return self._script.model
+
+    @property
+    def model_sha256(self) -> str | None:
+        return None
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+
+    def _replies_for(self, tag: str) -> list[ScriptedReply]:
+        bare_id = tag.split("/", 1)[-1]
+        return self._script.cases.get(tag) or self._script.cases.get(bare_id) or (
+            self._script.default
+        )
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        self.calls.append(request)
+        replies = self._replies_for(request.tag)
+        if not replies:
+            raise ProviderError(f"script has no reply for case {request.tag!r} and no default")
+        turn = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
+        reply = replies[min(turn, len(replies) - 1)]
+        if reply.delay_s:
+            time.sleep(min(reply.delay_s, timeout))
+            if reply.delay_s > timeout:
+                return CompletionResponse(stop_reason="timeout", model=self.model)
+        if reply.error == "transient":
+            raise TransientProviderError("scripted transient failure")
+        if reply.error == "permanent":
+            raise ProviderError("scripted permanent failure")
+        if reply.error == "crash":
+            raise ServerCrashedError("scripted server crash")
+        calls = [
+            ToolCall(id=f"call_{turn}_{i}", name=c.name, arguments=c.arguments)
+            for i, c in enumerate(reply.tool_calls)
+        ]
+        prompt_words = sum(len(m.content.split()) for m in request.messages)
+        return CompletionResponse(
+            content=reply.content,
+            tool_calls=calls,
+            stop_reason=reply.stop_reason or ("tool_use" if calls else "end_turn"),
+            usage=Usage(input_tokens=prompt_words, output_tokens=len(reply.content.split())),
+            model=self.model,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def create(options: ProviderOptions) -> ScriptedProvider:
+    assert options.script is not None  # the registry checked availability first
+    return ScriptedProvider(load_script(options.script))

@@ -1,0 +1,1 @@
+"""Scoring: named checks that turn a case transcript into CheckResults."""

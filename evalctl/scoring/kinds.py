@@ -1,0 +1,70 @@
+"""Suite kinds: each fixes the shape of a case's `input`/`expected`, builds the prompt and
+scores the transcript. A suite names its kind in `[suite] kind = "..."`.
+
+Kinds are imported lazily by name so a broken or heavy kind affects only its suites.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from evalctl.cases.schema import Case, SuiteTable
+from evalctl.chat import CompletionResponse, Message
+from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.tools.base import ToolContext
+
+
+@dataclass
+class RequestShape:
+    """How the runner shapes requests for a case."""
+
+    # A JSON Schema the final answer must satisfy (grammar-constrained where supported).
+    json_schema: dict[str, Any] | None = None
+    tool_choice: str = "auto"
+    # A successful call of this tool ends the conversation: the recipe has been submitted.
+    terminal_tool: str | None = None
+
+
+@dataclass
+class Transcript:
+    messages: list[Message]
+    responses: list[CompletionResponse]
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+
+    @property
+    def final_text(self) -> str:
+        return self.responses[-1].content if self.responses else ""
+
+
+class SuiteKind(Protocol):
+    name: str
+    input_model: type[BaseModel]
+    expected_model: type[BaseModel]
+    # Every check this kind can run, in report order; the default set for suites.
+    check_names: tuple[str, ...]
+
+    def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str: ...
+
+    def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape: ...
+
+    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]: ...
+
+
+# kind name -> "module:attribute" of a SuiteKind instance.
+KINDS: dict[str, str] = {
+    "install-recipe": "evalctl.scoring.install_recipe:KIND",
+    "asset-triage": "evalctl.scoring.asset_triage:KIND",
+}
+
+
+def get_kind(name: str) -> SuiteKind | None:
+    target = KINDS.get(name)
+    if target is None:
+        return None
+    module, attr = target.split(":")
+    kind: SuiteKind = getattr(importlib.import_module(module), attr)
+    return kind

@@ -1,0 +1,1 @@
+"""Real tool implementations cases call, executed through a recording spy."""

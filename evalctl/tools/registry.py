@@ -1,0 +1,28 @@
+"""Tool names as cases spell them, mapped to lazily imported implementations."""
+
+from __future__ import annotations
+
+import importlib
+
+from evalctl.errors import BadInputError
+from evalctl.tools.base import Tool
+
+# name -> "module:attribute" of a Tool instance.
+TOOLS: dict[str, str] = {
+    "fetch_file": "evalctl.tools.release_assets:FETCH_FILE",
+    "inspect_archive": "evalctl.tools.release_assets:INSPECT_ARCHIVE",
+    "extract_pattern": "evalctl.tools.release_assets:EXTRACT_PATTERN",
+}
+
+
+def get_tool(name: str) -> Tool:
+    target = TOOLS.get(name)
+    if target is None:
+        raise BadInputError(f"unknown tool {name!r}", field="suite.tools")
+    module, attr = target.split(":")
+    tool: Tool = getattr(importlib.import_module(module), attr)
+    return tool
+
+
+def get_tools(names: list[str]) -> dict[str, Tool]:
+    return {name: get_tool(name) for name in names}

@@ -1,0 +1,28 @@
+"""Shared fixtures. Every test gets its own EVALCTL_HOME so no test touches ~/.evalctl."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def evalctl_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # A short path under /tmp: pytest's tmp_path can push a Unix socket past 107 characters.
+    home = Path(tempfile.mkdtemp(prefix="evh-", dir="/tmp"))
+    monkeypatch.setenv("EVALCTL_HOME", str(home))
+    for var in ("EVALCTL_LOCAL_MODEL", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalctl.cases.schema import Case
+from evalctl.config import Settings
 from evalctl.chat import ToolCall, ToolDef, ToolResult
 from evalctl.results.models import ToolCallRecord
 
@@ -21,6 +22,7 @@ class ToolInputError(Exception):
 class ToolContext:
     case: Case
     fixtures_dir: Path
+    settings: Settings
     # Shared resources a run opens once (for example the SQLite catalog), by name.
     resources: dict[str, Any] = field(default_factory=dict)
 

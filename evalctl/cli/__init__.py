@@ -1,0 +1,1 @@
+"""The command line: one module per command; each builds an output model and renders it."""

@@ -1,0 +1,1 @@
+"""Executes cases: conversation turns, the tool spy, timeouts, retries, and result assembly."""

@@ -1,0 +1,31 @@
+"""The library entry point for a run, shared by `evalctl run` and `evalctl baseline`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalctl.results.models import RunResult
+
+
+@dataclass
+class RunRequest:
+    provider: str | None = None  # None: detect from the environment
+    model: str | None = None
+    script: Path | None = None  # for the scripted provider
+    paths: list[Path] | None = None  # suite files or directories; default: settings.cases_dir
+    suites: list[str] = field(default_factory=list)
+    case_glob: str | None = None
+    out_dir: Path | None = None  # default: a fresh directory under settings.results_dir
+    repeats: int = 1
+    concurrency: int = 1
+    timeout_s: float | None = None  # per case; default: suite's, else settings.case_timeout_s
+    crash_retries: int = 1  # extra attempts for a case during which the local daemon died
+    show_progress: bool = True
+
+
+@dataclass
+class RunOutcome:
+    result: RunResult
+    out_dir: Path
+    results_path: Path

@@ -26,8 +26,13 @@ class TransientProviderError(ProviderError):
         self.retry_after = retry_after
 
 
-class ServerCrashedError(TransientProviderError):
-    """The local inference daemon died while serving the request."""
+class ServerCrashedError(ProviderError):
+    """The local inference daemon died while serving the request.
+
+    Not a TransientProviderError on purpose: retrying the one request would resume a
+    conversation whose state died with the server, so the runner restarts the whole case
+    instead (and records the attempt as `error` with `server_crashed`).
+    """
 
 
 class ProviderUnavailableError(EvalctlError):

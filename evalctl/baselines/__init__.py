@@ -1,0 +1,1 @@
+"""Per-provider baselines: the model, reading/writing with sanity checks, and comparison."""

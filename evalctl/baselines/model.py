@@ -1,0 +1,59 @@
+"""The baseline file: `baselines/<provider>.json`, one expected status per case key.
+
+It keeps the familiar shape (`provider`, `model`, `baselines`) plus a schema version and
+provenance. Provenance fields are optional on input so a hand-written baseline in the
+familiar shape still reads; `build_baseline` always fills them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from evalctl.results.document import (
+    check_schema_version,
+    load_document,
+    require_kind,
+    validate_document,
+)
+
+BASELINE_SCHEMA_VERSION = 1
+SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (BASELINE_SCHEMA_VERSION,)
+
+# `error` and `skipped` are deliberately absent: neither says anything about quality, so
+# neither may become an expectation.
+BaselineStatus = Literal["pass", "fail", "flaky"]
+
+
+class Baseline(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = BASELINE_SCHEMA_VERSION
+    kind: Literal["baseline"] = "baseline"
+    provider: str
+    model: str
+    model_sha256: str | None = None
+    created_at: str | None = None
+    evalctl_version: str | None = None
+    source_run_id: str | None = None
+    baselines: dict[str, BaselineStatus]
+
+    @field_validator("baselines")
+    @classmethod
+    def _keys_are_case_keys(cls, value: dict[str, BaselineStatus]) -> dict[str, BaselineStatus]:
+        for key in value:
+            suite, _, case_id = key.partition("/")
+            if not suite or not case_id:
+                raise ValueError(f"key {key!r} is not a case key of the form '<suite>/<id>'")
+        return value
+
+
+def read_baseline(path: Path) -> Baseline:
+    """Read a baseline, with the same located errors as `read_run`: missing file, truncated
+    JSON, run results given instead, unknown schema_version, wrong types, unknown keys."""
+    doc = load_document(path)
+    require_kind(doc, "baseline")
+    check_schema_version(doc, SUPPORTED_BASELINE_VERSIONS)
+    return validate_document(doc, Baseline, case_map="baselines")

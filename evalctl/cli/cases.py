@@ -1,0 +1,98 @@
+"""`evalctl cases list|validate`: inspect and check suite files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from pydantic import BaseModel
+from rich.table import Table
+
+from evalctl.cases.loader import discover, load_suite, load_suites
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+
+cases_app = typer.Typer(help="List and validate case suites.", no_args_is_help=True)
+
+
+class CaseRow(BaseModel):
+    key: str
+    features: list[str]
+    description: str
+
+
+class SuiteRow(BaseModel):
+    name: str
+    kind: str
+    path: str
+    cases: list[CaseRow]
+
+
+class CasesListing(BaseModel):
+    suites: list[SuiteRow]
+
+
+class ValidationReport(BaseModel):
+    files: list[str]
+    suites: int
+    cases: int
+
+
+def _render_listing(listing: CasesListing) -> None:
+    table = Table()
+    for column in ("case", "features", "description"):
+        table.add_column(column, overflow="fold")
+    for suite in listing.suites:
+        for case in suite.cases:
+            table.add_row(case.key, ", ".join(case.features), case.description)
+    stdout.print(table)
+    total = sum(len(s.cases) for s in listing.suites)
+    stdout.print(f"{total} cases in {len(listing.suites)} suites")
+
+
+@cases_app.command("list")
+def list_cases(
+    paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
+    suite: list[str] | None = options.SUITE,
+    case: str | None = options.CASE,
+    as_json: bool = options.JSON,
+) -> None:
+    """List the cases of every suite."""
+    settings = options.settings_from_env()
+    suites = load_suites(paths or None, settings.cases_dir, suite_names=suite, case_glob=case)
+    listing = CasesListing(
+        suites=[
+            SuiteRow(
+                name=s.name,
+                kind=s.table.kind,
+                path=str(s.path),
+                cases=[CaseRow(key=c.key, features=c.features, description=c.description)
+                       for c in s.cases],
+            )
+            for s in suites
+        ]
+    )
+    emit(listing, as_json, _render_listing)
+
+
+@cases_app.command("validate")
+def validate(
+    paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Validate suite files strictly; exit 2 naming the file, case id and field on error."""
+    settings = options.settings_from_env()
+    files = discover(paths or None, settings.cases_dir)
+    suites = [load_suite(f) for f in files]
+    report = ValidationReport(
+        files=[str(f) for f in files], suites=len(suites), cases=sum(len(s.cases) for s in suites)
+    )
+    emit(
+        report,
+        as_json,
+        lambda r: stdout.print(f"[green]ok[/] {r.cases} cases in {r.suites} suites"),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(cases_app, name="cases")

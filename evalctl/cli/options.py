@@ -1,0 +1,61 @@
+"""Options shared by commands that start a run (`run`, `baseline`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from evalctl.config import Settings, load_settings
+from evalctl.runner.api import RunRequest
+
+PROVIDER = typer.Option(
+    None, "--provider", "-p",
+    help="local | anthropic | gemini | scripted. Default: detected from the environment.",
+)
+MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")
+SUITE = typer.Option(None, "--suite", "-s", help="Suite name to run (repeatable). Default: all.")
+CASE = typer.Option(None, "--case", "-c", help="Only cases whose id or suite/id match this glob.")
+SCRIPT = typer.Option(None, "--script", help="Reply script for the scripted provider.")
+CASES_PATH = typer.Option(
+    None, "--cases", help="Suite files or directories (default: the cases/ directory)."
+)
+JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+
+
+def settings_from_env() -> Settings:
+    return load_settings()
+
+
+def build_request(
+    *,
+    provider: str | None,
+    model: str | None,
+    suite: list[str] | None,
+    case: str | None,
+    script: Path | None,
+    cases: list[Path] | None,
+    out: Path | None = None,
+    repeats: int = 1,
+    concurrency: int = 1,
+    timeout: float | None = None,
+    show_progress: bool = True,
+) -> RunRequest:
+    return RunRequest(
+        provider=provider,
+        model=model,
+        script=script,
+        paths=cases or None,
+        suites=suite or [],
+        case_glob=case,
+        out_dir=out,
+        repeats=repeats,
+        concurrency=concurrency,
+        timeout_s=timeout,
+        show_progress=show_progress,
+    )
+
+
+def environ() -> dict[str, str]:
+    return dict(os.environ)

@@ -1,0 +1,52 @@
+"""`evalctl providers`: which providers can run here, and why not."""
+
+from __future__ import annotations
+
+import typer
+from pydantic import BaseModel
+from rich.table import Table
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+from evalctl.providers.registry import ProviderOptions, availability, detect
+
+
+class ProviderRow(BaseModel):
+    name: str
+    available: bool
+    reason: str
+    summary: str
+
+
+class ProvidersReport(BaseModel):
+    default: str
+    providers: list[ProviderRow]
+
+
+def _render(report: ProvidersReport) -> None:
+    table = Table()
+    for column in ("provider", "status", "detail"):
+        table.add_column(column, overflow="fold")
+    for row in report.providers:
+        status = "[green]available[/]" if row.available else "[yellow]unavailable[/]"
+        mark = " (default)" if row.name == report.default else ""
+        detail = row.summary if row.available else row.reason
+        table.add_row(row.name + mark, status, detail)
+    stdout.print(table)
+
+
+def providers(as_json: bool = options.JSON) -> None:
+    """List providers, whether each is available, and the reason when it is not."""
+    opts = ProviderOptions(settings=options.settings_from_env(), env=options.environ())
+    report = ProvidersReport(
+        default=detect(opts),
+        providers=[
+            ProviderRow(name=a.name, available=a.available, reason=a.reason, summary=a.summary)
+            for a in availability(opts)
+        ],
+    )
+    emit(report, as_json, _render)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("providers")(providers)

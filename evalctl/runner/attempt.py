@@ -1,0 +1,151 @@
+"""One attempt at one case: the conversation loop, tool execution through the spy, scoring."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalctl.cases.schema import Case, Suite
+from evalctl.chat import CompletionRequest, CompletionResponse, Message, Usage
+from evalctl.config import Settings
+from evalctl.errors import EvalctlError
+from evalctl.providers.base import Provider, ServerCrashedError
+from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
+from evalctl.retry import RetryPolicy
+from evalctl.scoring.kinds import SuiteKind, Transcript
+from evalctl.tools.base import Tool, ToolContext, ToolSpy
+
+
+class CaseTimeoutError(EvalctlError):
+    """The case ran past its time budget."""
+
+
+@dataclass
+class CaseSetup:
+    """Everything one case needs, resolved once per run."""
+
+    suite: Suite
+    case: Case
+    kind: SuiteKind
+    tools: dict[str, Tool]
+    settings: Settings
+    timeout_s: float
+    resources: dict[str, Any]
+
+
+@dataclass
+class AttemptOutcome:
+    attempt: Attempt
+    checks: list[CheckResult] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    output: str = ""
+    first_try: bool = False
+    tokens_per_s: float | None = None
+    # The request in flight when the attempt ended in an error (for repro files).
+    last_request: CompletionRequest | None = None
+
+
+def _status_of(checks: list[CheckResult]) -> CaseStatus:
+    return "pass" if checks and all(c.passed for c in checks) else "fail"
+
+
+def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
+    rates = [r.timings.tokens_per_s for r in responses if r.timings.tokens_per_s]
+    return round(sum(rates) / len(rates), 2) if rates else None
+
+
+def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> AttemptOutcome:
+    case, table = setup.case, setup.suite.table
+    started = time.monotonic()
+    deadline = started + setup.timeout_s
+    ctx = ToolContext(
+        case=case,
+        fixtures_dir=setup.suite.path.parent / "fixtures",
+        settings=setup.settings,
+        resources=setup.resources,
+    )
+    spy = ToolSpy(setup.tools, ctx)
+    shape = setup.kind.request_shape(table, case)
+    tool_defs = [tool.definition for tool in setup.tools.values()]
+    messages = [
+        Message.system(table.system_prompt),
+        Message.user(setup.kind.build_prompt(table, case, ctx)),
+    ]
+    responses: list[CompletionResponse] = []
+    usage = Usage()
+    request: CompletionRequest | None = None
+
+    def elapsed_ms() -> float:
+        return round((time.monotonic() - started) * 1000, 1)
+
+    def ended_in_error(message: str, crashed: bool = False) -> AttemptOutcome:
+        return AttemptOutcome(
+            attempt=Attempt(
+                status="error",
+                latency_ms=elapsed_ms(),
+                turns=len(responses),
+                usage=usage,
+                error=message,
+                server_crashed=crashed,
+            ),
+            tool_calls=spy.records,
+            output=responses[-1].content if responses else "",
+            last_request=request,
+        )
+
+    try:
+        for turn in range(1, table.max_turns + 1):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+            request = CompletionRequest(
+                messages=list(messages),
+                tools=tool_defs,
+                tool_choice=shape.tool_choice if tool_defs else "none",
+                json_schema=shape.json_schema,
+                max_tokens=table.max_tokens,
+                tag=case.key,
+            )
+            pending = request
+            response = retry.call(lambda: provider.complete(pending, timeout=remaining))
+            responses.append(response)
+            usage = usage + response.usage
+            if response.stop_reason == "timeout":
+                raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+            messages.append(response.as_message())
+            if not response.tool_calls:
+                break
+            submitted = False
+            for call in response.tool_calls:
+                result = spy.execute(call, turn)
+                messages.append(Message.tool_result(result))
+                submitted |= call.name == shape.terminal_tool and not result.is_error
+            if submitted:
+                break
+    except ServerCrashedError as exc:
+        return ended_in_error(str(exc), crashed=True)
+    except EvalctlError as exc:
+        return ended_in_error(str(exc))
+
+    checks = setup.kind.score(case, Transcript(messages, responses, spy.records))
+    status = _status_of(checks)
+    return AttemptOutcome(
+        attempt=Attempt(status=status, latency_ms=elapsed_ms(), turns=len(responses), usage=usage),
+        checks=checks,
+        tool_calls=spy.records,
+        output=responses[-1].content if responses else "",
+        first_try=status == "pass" and not any(r.is_error for r in spy.records),
+        tokens_per_s=_tokens_per_s(responses),
+    )
+
+
+def write_repro(run_dir: Path, case_key: str, request: CompletionRequest) -> Path:
+    """Save the request that kept killing the daemon, so it can be replayed by hand."""
+    from evalctl.results.io import atomic_write_text
+
+    path = run_dir / "repros" / (case_key.replace("/", "__") + ".json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, request.model_dump_json(indent=2) + "\n")
+    return path

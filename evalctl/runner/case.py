@@ -1,0 +1,92 @@
+"""All attempts at one case (repeats, crash retries) folded into one CaseResult."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalctl.providers.base import Provider
+from evalctl.results.models import CaseResult, CaseStatus
+from evalctl.retry import RetryPolicy
+from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write_repro
+
+
+def _fold_status(outcomes: list[AttemptOutcome]) -> CaseStatus:
+    statuses = [o.attempt.status for o in outcomes]
+    if "error" in statuses:
+        return "error"
+    passes = statuses.count("pass")
+    if passes == len(statuses):
+        return "pass"
+    return "fail" if passes == 0 else "flaky"
+
+
+def run_case(
+    setup: CaseSetup,
+    provider: Provider,
+    retry: RetryPolicy,
+    *,
+    repeats: int,
+    crash_retries: int,
+    run_dir: Path,
+) -> CaseResult:
+    case = setup.case
+    all_attempts: list[AttemptOutcome] = []
+    kept: list[AttemptOutcome] = []  # one per repeat: the last try of that repeat
+    crash_repro: Path | None = None
+    for _ in range(repeats):
+        outcome = run_attempt(setup, provider, retry)
+        all_attempts.append(outcome)
+        tries = 0
+        # A daemon that died mid-case took the conversation with it: start the case over.
+        while outcome.attempt.server_crashed and tries < crash_retries:
+            tries += 1
+            outcome = run_attempt(setup, provider, retry)
+            all_attempts.append(outcome)
+        if outcome.attempt.server_crashed and outcome.last_request is not None:
+            crash_repro = write_repro(run_dir, case.key, outcome.last_request)
+        kept.append(outcome)
+
+    last = kept[-1]
+    status = _fold_status(kept)
+    scored = [o for o in kept if o.attempt.status in ("pass", "fail")]
+    error = next((o.attempt.error for o in reversed(kept) if o.attempt.error), None)
+    if crash_repro is not None and error is not None:
+        error = f"{error} (repro saved to {crash_repro})"
+    usage = kept[0].attempt.usage
+    for o in kept[1:]:
+        usage = usage + o.attempt.usage
+    return CaseResult(
+        key=case.key,
+        suite=case.suite,
+        id=case.id,
+        status=status,
+        features=case.features,
+        attempts=[o.attempt for o in all_attempts],
+        pass_rate=(
+            round(sum(o.attempt.status == "pass" for o in scored) / len(scored), 4)
+            if scored
+            else None
+        ),
+        checks=last.checks,
+        latency_ms=round(sum(o.attempt.latency_ms for o in kept) / len(kept), 1),
+        usage=usage,
+        turns=last.attempt.turns,
+        tool_calls=last.tool_calls,
+        output=last.output,
+        first_try=status == "pass" and all(o.first_try for o in kept),
+        error=error if status == "error" else None,
+        server_crashed=any(o.attempt.server_crashed for o in all_attempts),
+        tokens_per_s=last.tokens_per_s,
+    )
+
+
+def skipped_case(setup: CaseSetup, reason: str) -> CaseResult:
+    case = setup.case
+    return CaseResult(
+        key=case.key,
+        suite=case.suite,
+        id=case.id,
+        status="skipped",
+        features=case.features,
+        skip_reason=reason,
+    )

@@ -1,0 +1,209 @@
+"""Run suites against a provider and write the results; shared by `run` and `baseline`."""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from evalctl import __version__
+from evalctl.cases.loader import load_suites
+from evalctl.cases.schema import Suite
+from evalctl.config import Settings
+from evalctl.errors import EvalctlError, ExitCode
+from evalctl.providers.base import Provider
+from evalctl.providers.registry import ProviderOptions, create, detect
+from evalctl.results.io import write_run
+from evalctl.results.models import CaseResult, ProviderInfo, RunResult, RunSettings
+from evalctl.results.summary import summarize
+from evalctl.retry import RetryPolicy
+from evalctl.runner import environment
+from evalctl.runner.api import RunOutcome, RunRequest
+from evalctl.runner.attempt import CaseSetup
+from evalctl.runner.case import run_case, skipped_case
+from evalctl.runner.journal import Journal
+from evalctl.runner.progress import RunProgress
+from evalctl.runner.requirements import unmet_requirement
+from evalctl.scoring.kinds import get_kind
+from evalctl.tools.registry import get_tools
+
+# Providers whose backends take parallel requests; the local daemon serialises generation,
+# so running it concurrently would only queue requests and skew latencies.
+CONCURRENT_PROVIDERS = frozenset({"anthropic", "gemini", "scripted"})
+
+
+class InterruptedRunError(EvalctlError):
+    code = ExitCode.INTERRUPTED
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id(provider: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{provider}-{secrets.token_hex(2)}"
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """CI cancels jobs with SIGTERM: treat it like Ctrl-C so partial results are written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _setups(
+    suites: list[Suite], settings: Settings, request: RunRequest
+) -> list[CaseSetup]:
+    resources: dict[str, Any] = {}  # shared across cases: opened once per run
+    setups = []
+    for suite in suites:
+        kind = get_kind(suite.table.kind)
+        assert kind is not None  # the loader rejected unknown kinds
+        tools = get_tools(suite.table.tools)
+        for case in suite.cases:
+            timeout = (
+                request.timeout_s or case.timeout_s or suite.table.timeout_s
+                or settings.case_timeout_s
+            )
+            setups.append(CaseSetup(suite, case, kind, tools, settings, timeout, resources))
+    return setups
+
+
+def execute_run(
+    request: RunRequest,
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    provider_override: Provider | None = None,
+    retry: RetryPolicy | None = None,
+) -> RunOutcome:
+    """Load suites, create the provider, run every case, write results (also on Ctrl-C)."""
+    suites = load_suites(
+        request.paths, settings.cases_dir, suite_names=request.suites, case_glob=request.case_glob
+    )
+    if not suites:
+        raise EvalctlError(
+            "no cases matched", hint="check --suite/--case; `evalctl cases list` shows them",
+            code=ExitCode.BAD_INPUT,
+        )
+    options = ProviderOptions(
+        settings=settings, env=env, model=request.model, script=request.script
+    )
+    provider = provider_override or create(request.provider or detect(options), options)
+    try:
+        return _execute(request, settings, suites, provider, retry or RetryPolicy())
+    finally:
+        provider.close()
+
+
+def _execute(
+    request: RunRequest,
+    settings: Settings,
+    suites: list[Suite],
+    provider: Provider,
+    retry: RetryPolicy,
+) -> RunOutcome:
+    run_id = new_run_id(provider.name)
+    out_dir = request.out_dir or settings.results_dir / run_id
+    out_dir.mkdir(parents=True, exist_ok=True)
+    setups = _setups(suites, settings, request)
+    result = RunResult(
+        run_id=run_id,
+        started_at=_now(),
+        evalctl_version=__version__,
+        provider=ProviderInfo(
+            name=provider.name, model=provider.model, model_sha256=provider.model_sha256
+        ),
+        settings=RunSettings(
+            repeats=request.repeats,
+            timeout_s=request.timeout_s or settings.case_timeout_s,
+            suites=[s.name for s in suites],
+            suite_versions={s.name: s.table.version for s in suites},
+            case_glob=request.case_glob,
+        ),
+        environment=environment.capture(),
+    )
+    skip_reasons = {
+        s.name: unmet_requirement(s.table, provider, settings) for s in suites
+    }
+
+    def run_one(setup: CaseSetup) -> CaseResult:
+        reason = skip_reasons[setup.suite.name]
+        if reason is not None:
+            return skipped_case(setup, reason)
+        return run_case(
+            setup,
+            provider,
+            retry,
+            repeats=request.repeats,
+            crash_retries=request.crash_retries,
+            run_dir=out_dir,
+        )
+
+    workers = request.concurrency if provider.name in CONCURRENT_PROVIDERS else 1
+    finished: dict[str, CaseResult] = {}
+    journal = Journal(out_dir / "journal.jsonl")
+    interrupted = False
+    with RunProgress(len(setups), enabled=request.show_progress) as progress, \
+            _sigterm_as_interrupt():
+        def record(case_result: CaseResult) -> None:
+            finished[case_result.key] = case_result
+            journal.append(case_result)
+            progress.advance(case_result)
+
+        try:
+            _run_all(setups, run_one, workers, record, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+
+    # Keep file order, whatever order concurrent workers finished in.
+    result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
+    result.finished_at = _now()
+    result.interrupted = interrupted
+    result.summary = summarize(result.cases, provider.name)
+    results_path = write_run(result, out_dir)
+    if interrupted:
+        raise InterruptedRunError(
+            f"interrupted: kept {len(result.cases)} of {len(setups)} cases in {results_path}"
+        )
+    return RunOutcome(result=result, out_dir=out_dir, results_path=results_path)
+
+
+def _run_all(
+    setups: list[CaseSetup],
+    run_one: Callable[[CaseSetup], CaseResult],
+    workers: int,
+    record: Callable[[CaseResult], None],
+    progress: RunProgress,
+) -> None:
+    if workers <= 1:
+        for setup in setups:
+            progress.start(setup.case.key)
+            record(run_one(setup))
+        return
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalctl-case")
+    try:
+        futures: list[Future[CaseResult]] = [pool.submit(run_one, s) for s in setups]
+        for future in futures:
+            record(future.result())
+    finally:
+        # On Ctrl-C, drop what has not started; finished cases are already recorded.
+        pool.shutdown(wait=False, cancel_futures=True)

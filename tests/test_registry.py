@@ -1,0 +1,69 @@
+"""Provider detection order and availability reasons (DESIGN.md: Provider selection)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalctl.config import Settings
+from evalctl.errors import BadInputError, ExitCode
+from evalctl.providers.base import ProviderUnavailableError
+from evalctl.providers.registry import ProviderOptions, availability, create, detect
+
+
+def _opts(env: dict[str, str], script: Path | None = None) -> ProviderOptions:
+    return ProviderOptions(settings=Settings(), env=env, script=script)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "local"),
+        ({"GEMINI_API_KEY": "g"}, "gemini"),
+        ({"GOOGLE_API_KEY": "g"}, "gemini"),
+        ({"ANTHROPIC_API_KEY": "a", "GOOGLE_API_KEY": "g"}, "anthropic"),
+        ({"EVALCTL_LOCAL_MODEL": "/m.gguf", "ANTHROPIC_API_KEY": "a"}, "local"),
+    ],
+)
+def test_detection_follows_documented_priority(env: dict[str, str], expected: str) -> None:
+    assert detect(_opts(env)) == expected
+
+
+def test_every_provider_reports_a_reason_when_unavailable() -> None:
+    rows = {row.name: row for row in availability(_opts({}))}
+    assert set(rows) == {"local", "anthropic", "gemini", "scripted"}
+    assert not rows["anthropic"].available
+    assert "ANTHROPIC_API_KEY" in rows["anthropic"].reason
+    assert not rows["gemini"].available
+    assert "GEMINI_API_KEY" in rows["gemini"].reason
+    assert not rows["scripted"].available
+    assert "--script" in rows["scripted"].reason
+
+
+def test_cloud_providers_are_available_once_their_key_is_set() -> None:
+    rows = {r.name: r for r in availability(_opts({"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"}))}
+    assert rows["anthropic"].available
+    assert rows["gemini"].available
+
+
+def test_creating_an_unavailable_provider_exits_3_with_a_hint() -> None:
+    with pytest.raises(ProviderUnavailableError) as info:
+        create("anthropic", _opts({}))
+    assert info.value.code is ExitCode.INFRA
+    assert "ANTHROPIC_API_KEY" in info.value.message
+    assert info.value.hint
+
+
+def test_unknown_provider_is_bad_input() -> None:
+    with pytest.raises(BadInputError) as info:
+        create("openai", _opts({}))
+    assert info.value.code is ExitCode.BAD_INPUT
+    assert "--provider" in info.value.message
+
+
+def test_scripted_provider_is_created_from_its_script(tmp_path: Path) -> None:
+    script = tmp_path / "s.toml"
+    script.write_text('[[default]]\ncontent = "hi"\n')
+    provider = create("scripted", _opts({}, script=script))
+    assert provider.name == "scripted"

@@ -23,6 +23,15 @@ class ProviderDefaults(BaseModel):
     gemini_base_url: str | None = None
 
 
+class ModelPrice(BaseModel):
+    """USD per million tokens; defaults live in `evalctl.cost`, `[prices."<model>"]` overrides."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +43,8 @@ class Settings(BaseModel):
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)
+    # Model name (or name prefix) -> price; merged over evalctl.cost.DEFAULT_PRICES.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     @property
     def run_dir(self) -> Path:

@@ -26,3 +26,19 @@ def evalctl_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture
+def echo_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A two-case suite of the test-only `echo` kind, with its `upper` tool registered."""
+    from evalctl.scoring import kinds
+    from evalctl.tools import registry
+    from tests import echo_kind
+
+    monkeypatch.setitem(kinds.KINDS, "echo", "tests.echo_kind:KIND")
+    monkeypatch.setitem(registry.TOOLS, "upper", "tests.echo_kind:UPPER")
+    cases_dir = tmp_path / "cases"
+    cases_dir.mkdir()
+    path = cases_dir / "echo.toml"
+    path.write_text(echo_kind.SUITE_TOML)
+    return path

@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from evalctl.cases.schema import Case, CaseEntry, Suite, SuiteFile
+from evalctl.cases.schema import Case, Suite, SuiteFile
 from evalctl.errors import BadInputError
+from evalctl.runner.requirements import known_requirements
 from evalctl.scoring.kinds import get_kind
 from evalctl.tools.registry import TOOLS
 
@@ -81,15 +82,36 @@ def load_suite(path: Path) -> Suite:
         if tool not in TOOLS:
             raise BadInputError(f"unknown tool {tool!r}", file=str(path), field="suite.tools")
     _check_names(path, None, "suite.checks", table.checks, kind.check_names)
+    known_needs = known_requirements()
+    for need in table.requires:
+        if need not in known_needs:
+            raise BadInputError(
+                f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))})",
+                file=str(path),
+                field="suite.requires",
+            )
 
     seen: set[str] = set()
     cases: list[Case] = []
     for entry in parsed.case:
-        cases.append(_build_case(path, table.name, entry, kind.check_names, seen, table.checks))
-    # Kind-specific shapes are validated after the generic ones so errors arrive in file order.
-    for entry, case in zip(parsed.case, cases, strict=True):
-        case.input = _validate_part(path, entry.id, "input", kind.input_model, entry.input)
-        case.expected = _validate_part(path, entry.id, "expected", kind.expected_model, entry.expected)
+        if entry.id in seen:
+            raise BadInputError("duplicate case id", file=str(path), case_id=entry.id, field="id")
+        seen.add(entry.id)
+        _check_names(path, entry.id, "checks", entry.checks, kind.check_names)
+        cases.append(
+            Case(
+                suite=table.name,
+                id=entry.id,
+                description=entry.description,
+                features=entry.features,
+                input=_validate_part(path, entry.id, "input", kind.input_model, entry.input),
+                expected=_validate_part(
+                    path, entry.id, "expected", kind.expected_model, entry.expected
+                ),
+                checks=list(entry.checks or table.checks or kind.check_names),
+                timeout_s=entry.timeout_s,
+            )
+        )
     return Suite(path=path, table=table, cases=cases)
 
 
@@ -104,31 +126,6 @@ def _check_names(
                 case_id=case_id,
                 field=field,
             )
-
-
-def _build_case(
-    path: Path,
-    suite_name: str,
-    entry: CaseEntry,
-    known_checks: tuple[str, ...],
-    seen: set[str],
-    suite_checks: list[str] | None,
-) -> Case:
-    if entry.id in seen:
-        raise BadInputError("duplicate case id", file=str(path), case_id=entry.id, field="id")
-    seen.add(entry.id)
-    _check_names(path, entry.id, "checks", entry.checks, known_checks)
-    placeholder = BaseModel()
-    return Case(
-        suite=suite_name,
-        id=entry.id,
-        description=entry.description,
-        features=entry.features,
-        input=placeholder,
-        expected=placeholder,
-        checks=list(entry.checks or suite_checks or known_checks),
-        timeout_s=entry.timeout_s,
-    )
 
 
 def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:

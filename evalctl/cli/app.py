@@ -56,10 +56,11 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(int(ExitCode.INTERRUPTED))
-    except Exception as exc:  # click's usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(int(ExitCode.BAD_INPUT))
-        raise
+    except typer.TyperException as exc:
+        # Usage errors (unknown option, bad value) from Typer's bundled click.
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            sys.stderr.write(f"error: {exc.format_message()}\n")
+        sys.exit(int(ExitCode.BAD_INPUT))

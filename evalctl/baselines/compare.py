@@ -1,0 +1,336 @@
+"""Comparing a run to its baseline (the CI gate) and two runs to each other (a diff).
+
+Status transitions, shared by both:
+
+    before \\ after   pass         fail         flaky        error/skipped
+    pass              unchanged    regression   regression   unscored
+    fail              improvement  unchanged    improvement  unscored
+    flaky             changed      changed      unchanged    unscored
+
+A flaky baseline case that now passes or fails is *changed*, not gating: flakiness is the
+statement that either outcome is expected, and gating on it would make CI flaky.
+
+Exit code of a baseline comparison (DESIGN.md): 1 on any regression or orphaned case,
+else 3 when a case could not be scored, else 0. A run diff is information, not a gate,
+and exits 0.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from evalctl.baselines.model import Baseline, BaselineStatus
+from evalctl.baselines.scope import in_scope
+from evalctl.errors import ExitCode
+from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
+from evalctl.results.summary import summarize
+
+Change = Literal["regression", "improvement", "changed", "unchanged", "unscored"]
+
+
+def classify(before: CaseStatus, after: CaseStatus) -> Change:
+    if after in ("error", "skipped"):
+        return "unscored"
+    if before == after:
+        return "unchanged"
+    if before == "pass":
+        return "regression"
+    if before == "fail":
+        return "improvement"
+    # flaky before, or (in a run diff) a case that was not scored before.
+    return "changed"
+
+
+# ---------------------------------------------------------------- baseline comparison
+
+
+class CaseChange(BaseModel):
+    key: str
+    baseline: BaselineStatus
+    current: CaseStatus
+    # Names of the checks that failed now: the first thing a reader wants after the key.
+    failed_checks: list[str] = []
+
+
+class NewCase(BaseModel):
+    key: str
+    status: CaseStatus
+
+
+class UnscoredCase(BaseModel):
+    key: str
+    status: CaseStatus
+    reason: str
+    in_baseline: bool
+
+
+class Comparison(BaseModel):
+    kind: Literal["baseline_comparison"] = "baseline_comparison"
+    baseline_provider: str
+    baseline_model: str
+    run_id: str
+    run_provider: str
+    run_model: str
+    regressions: list[CaseChange] = []
+    improvements: list[CaseChange] = []
+    # Flaky in the baseline, pass or fail now; reported, never gating.
+    flaky_changes: list[CaseChange] = []
+    orphaned: list[str] = []
+    new: list[NewCase] = []
+    unscored: list[UnscoredCase] = []
+    unchanged: list[str] = []
+    # Baseline entries the run did not select (--suite/--case); neither orphaned nor checked.
+    out_of_scope: int = 0
+    warnings: list[str] = []
+    # Rewrites the baseline from these results: accepts improvements, drops orphans.
+    update_command: str
+    exit_code: int
+
+
+def compare_baseline(
+    baseline: Baseline,
+    run: RunResult,
+    *,
+    results_path: Path | None = None,
+    baseline_path: Path | None = None,
+) -> Comparison:
+    """Compare `run` to `baseline`. The paths only serve to spell out the update command."""
+    results = {c.key: c for c in run.cases}
+    regressions: list[CaseChange] = []
+    improvements: list[CaseChange] = []
+    flaky_changes: list[CaseChange] = []
+    unscored: list[UnscoredCase] = []
+    unchanged: list[str] = []
+    orphaned: list[str] = []
+    out_of_scope = 0
+
+    for key, expected in sorted(baseline.baselines.items()):
+        case = results.get(key)
+        if case is None:
+            if in_scope(run, key):
+                orphaned.append(key)
+            else:
+                out_of_scope += 1
+            continue
+        change = classify(expected, case.status)
+        if change == "unscored":
+            unscored.append(_unscored(case, in_baseline=True))
+            continue
+        entry = CaseChange(
+            key=key, baseline=expected, current=case.status, failed_checks=_failed_checks(case)
+        )
+        if change == "regression":
+            regressions.append(entry)
+        elif change == "improvement":
+            improvements.append(entry)
+        elif change == "changed":
+            flaky_changes.append(entry)
+        else:
+            unchanged.append(key)
+
+    new: list[NewCase] = []
+    for key, case in sorted(results.items()):
+        if key in baseline.baselines:
+            continue
+        if case.status == "error":
+            # An error is unscored wherever it happens: it still means infrastructure failed.
+            unscored.append(_unscored(case, in_baseline=False))
+        else:
+            new.append(NewCase(key=key, status=case.status))
+
+    if regressions or orphaned:
+        code = ExitCode.GATE_FAILED
+    elif unscored:
+        code = ExitCode.INFRA
+    else:
+        code = ExitCode.OK
+    return Comparison(
+        baseline_provider=baseline.provider,
+        baseline_model=baseline.model,
+        run_id=run.run_id,
+        run_provider=run.provider.name,
+        run_model=run.provider.model,
+        regressions=regressions,
+        improvements=improvements,
+        flaky_changes=flaky_changes,
+        orphaned=orphaned,
+        new=new,
+        unscored=unscored,
+        unchanged=unchanged,
+        out_of_scope=out_of_scope,
+        warnings=_mismatch_warnings(baseline, run),
+        update_command=update_command(results_path, baseline_path),
+        exit_code=int(code),
+    )
+
+
+def update_command(results_path: Path | None, baseline_path: Path | None) -> str:
+    parts = ["evalctl", "baseline", "--from", str(results_path or "RESULTS.json")]
+    if baseline_path is not None:
+        parts += ["--out", str(baseline_path)]
+    return shlex.join(parts)
+
+
+def _failed_checks(case: CaseResult) -> list[str]:
+    return [c.name for c in case.checks if not c.passed]
+
+
+def _unscored(case: CaseResult, *, in_baseline: bool) -> UnscoredCase:
+    if case.status == "skipped":
+        reason = case.skip_reason or "skipped"
+    else:
+        reason = case.error or "infrastructure error"
+        if case.server_crashed:
+            reason = f"server crashed: {reason}"
+    return UnscoredCase(key=case.key, status=case.status, reason=reason, in_baseline=in_baseline)
+
+
+def _mismatch_warnings(baseline: Baseline, run: RunResult) -> list[str]:
+    # Not errors: comparing across models is sometimes exactly the question being asked.
+    # But a reader must not mistake the result for a like-for-like gate.
+    warnings = []
+    if baseline.provider != run.provider.name:
+        warnings.append(
+            f"baseline is for provider {baseline.provider!r}, the run used {run.provider.name!r}"
+        )
+    if baseline.model != run.provider.model:
+        warnings.append(
+            f"baseline is for model {baseline.model!r}, the run used {run.provider.model!r}"
+        )
+    elif (
+        baseline.model_sha256
+        and run.provider.model_sha256
+        and baseline.model_sha256 != run.provider.model_sha256
+    ):
+        warnings.append("same model name but different weights (model_sha256 differs)")
+    return warnings
+
+
+# ---------------------------------------------------------------- run diff
+
+DiffChange = Literal[
+    "regression", "improvement", "changed", "unchanged", "unscored", "added", "removed"
+]
+
+
+class RunRef(BaseModel):
+    run_id: str
+    provider: str
+    model: str
+    started_at: str
+
+
+class CaseDiff(BaseModel):
+    key: str
+    status_a: CaseStatus | None
+    status_b: CaseStatus | None
+    change: DiffChange
+    latency_ms_a: float | None = None
+    latency_ms_b: float | None = None
+    latency_delta_ms: float | None = None
+    tokens_a: int | None = None
+    tokens_b: int | None = None
+    tokens_delta: int | None = None
+
+
+class SummaryDiff(BaseModel):
+    a: Summary
+    b: Summary
+    pass_rate_delta: float | None
+    latency_p50_delta_ms: float
+    latency_p95_delta_ms: float
+    latency_p99_delta_ms: float
+    turns_mean_delta: float
+    input_tokens_delta: int
+    output_tokens_delta: int
+    tokens_per_s_delta: float | None
+
+
+class RunDiff(BaseModel):
+    kind: Literal["run_diff"] = "run_diff"
+    run_a: RunRef
+    run_b: RunRef
+    cases: list[CaseDiff]
+    summary: SummaryDiff
+    exit_code: int = int(ExitCode.OK)
+
+    def by_change(self, change: DiffChange) -> list[CaseDiff]:
+        return [c for c in self.cases if c.change == change]
+
+
+def compare_runs(a: RunResult, b: RunResult) -> RunDiff:
+    """Per-case status changes and latency/token deltas from run `a` to run `b`.
+
+    Summaries are recomputed from the cases so both sides use this version's definitions.
+    """
+    cases_a = {c.key: c for c in a.cases}
+    cases_b = {c.key: c for c in b.cases}
+    diffs: list[CaseDiff] = []
+    for key in sorted(cases_a.keys() | cases_b.keys()):
+        diffs.append(_case_diff(key, cases_a.get(key), cases_b.get(key)))
+    sa = summarize(a.cases, a.provider.name)
+    sb = summarize(b.cases, b.provider.name)
+    return RunDiff(
+        run_a=_ref(a),
+        run_b=_ref(b),
+        cases=diffs,
+        summary=SummaryDiff(
+            a=sa,
+            b=sb,
+            pass_rate_delta=_opt_delta(sa.pass_rate, sb.pass_rate),
+            latency_p50_delta_ms=sb.latency_ms.p50 - sa.latency_ms.p50,
+            latency_p95_delta_ms=sb.latency_ms.p95 - sa.latency_ms.p95,
+            latency_p99_delta_ms=sb.latency_ms.p99 - sa.latency_ms.p99,
+            turns_mean_delta=sb.turns_mean - sa.turns_mean,
+            input_tokens_delta=sb.usage.input_tokens - sa.usage.input_tokens,
+            output_tokens_delta=sb.usage.output_tokens - sa.usage.output_tokens,
+            tokens_per_s_delta=_opt_delta(sa.tokens_per_s, sb.tokens_per_s),
+        ),
+    )
+
+
+def _case_diff(key: str, a: CaseResult | None, b: CaseResult | None) -> CaseDiff:
+    change: DiffChange
+    if a is None:
+        change = "added"
+    elif b is None:
+        change = "removed"
+    else:
+        change = classify(a.status, b.status)
+    tokens_a = _tokens(a)
+    tokens_b = _tokens(b)
+    return CaseDiff(
+        key=key,
+        status_a=a.status if a else None,
+        status_b=b.status if b else None,
+        change=change,
+        latency_ms_a=a.latency_ms if a else None,
+        latency_ms_b=b.latency_ms if b else None,
+        latency_delta_ms=b.latency_ms - a.latency_ms if a and b else None,
+        tokens_a=tokens_a,
+        tokens_b=tokens_b,
+        tokens_delta=tokens_b - tokens_a if tokens_a is not None and tokens_b is not None else None,
+    )
+
+
+def _tokens(case: CaseResult | None) -> int | None:
+    if case is None:
+        return None
+    return case.usage.input_tokens + case.usage.output_tokens
+
+
+def _ref(run: RunResult) -> RunRef:
+    return RunRef(
+        run_id=run.run_id,
+        provider=run.provider.name,
+        model=run.provider.model,
+        started_at=run.started_at,
+    )
+
+
+def _opt_delta(a: float | None, b: float | None) -> float | None:
+    return b - a if a is not None and b is not None else None

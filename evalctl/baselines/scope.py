@@ -1,0 +1,31 @@
+"""Which case keys a run selected.
+
+A run narrowed with `--suite` or `--case` says nothing about the cases it did not select.
+Without this, comparing it to a full baseline would call every unselected case orphaned,
+and writing a baseline from it would silently drop their expectations.
+
+`RunSettings.suites` is read as the requested suite filter (empty: all suites) and
+`case_glob` as the `--case` pattern, matched on the case id or the full key exactly like
+the case loader does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from evalctl.results.models import RunResult
+
+
+def is_filtered(run: RunResult) -> bool:
+    return bool(run.settings.suites or run.settings.case_glob)
+
+
+def in_scope(run: RunResult, key: str) -> bool:
+    """True when `run`'s selection would have included the case `key` had it existed."""
+    suite, _, case_id = key.partition("/")
+    if run.settings.suites and suite not in run.settings.suites:
+        return False
+    glob = run.settings.case_glob
+    if glob:
+        return fnmatch.fnmatchcase(case_id, glob) or fnmatch.fnmatchcase(key, glob)
+    return True

@@ -1,0 +1,125 @@
+"""The strict case loader: every malformed suite names the file, the case id and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalctl.cases.loader import load_suite, load_suites
+from evalctl.errors import BadInputError, ExitCode
+from tests.cli_helpers import run_cli
+
+
+def _error_for(path: Path) -> BadInputError:
+    with pytest.raises(BadInputError) as info:
+        load_suite(path)
+    assert info.value.code is ExitCode.BAD_INPUT
+    assert str(path) in info.value.message
+    return info.value
+
+
+def test_valid_suite_loads_with_typed_input_and_expected(echo_suite: Path) -> None:
+    suite = load_suite(echo_suite)
+    assert suite.name == "echo"
+    assert [c.key for c in suite.cases] == ["echo/hello", "echo/shout"]
+    assert suite.cases[1].expected.model_dump() == {"answer": "HI", "tool": "upper"}
+    # With no checks listed anywhere, a case runs every check its kind knows.
+    assert suite.cases[0].checks == ["answer", "tool"]
+
+
+def test_bad_toml_syntax(echo_suite: Path) -> None:
+    echo_suite.write_text(echo_suite.read_text() + "\n[[case]\nid = 1\n")
+    assert "invalid TOML" in _error_for(echo_suite).message
+
+
+def test_unknown_key_in_a_case(echo_suite: Path) -> None:
+    echo_suite.write_text(
+        echo_suite.read_text().replace('id = "shout"', 'id = "shout"\nexpectd = 1')
+    )
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("shout", "expectd")
+    assert "unknown key" in err.message
+
+
+def test_unknown_key_inside_expected_is_caught_by_the_kind(echo_suite: Path) -> None:
+    echo_suite.write_text(
+        echo_suite.read_text().replace('{ answer = "hello" }', '{ answer = "hello", ansewr = 1 }')
+    )
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("hello", "expected.ansewr")
+
+
+def test_missing_expected(echo_suite: Path) -> None:
+    echo_suite.write_text(echo_suite.read_text().replace('expected = { answer = "hello" }\n', ""))
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("hello", "expected")
+    assert "missing" in err.message
+
+
+def test_duplicate_case_id(echo_suite: Path) -> None:
+    echo_suite.write_text(echo_suite.read_text().replace('id = "shout"', 'id = "hello"'))
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("hello", "id")
+    assert "duplicate" in err.message
+
+
+def test_wrong_type(echo_suite: Path) -> None:
+    echo_suite.write_text(echo_suite.read_text().replace('features = ["basic"]', "features = 3"))
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("hello", "features")
+
+
+def test_wrong_type_in_suite_table(echo_suite: Path) -> None:
+    echo_suite.write_text(echo_suite.read_text().replace("max_turns = 3", 'max_turns = "three"'))
+    err = _error_for(echo_suite)
+    assert err.case_id is None
+    assert err.field == "suite.max_turns"
+
+
+def test_unknown_kind_tool_and_check(echo_suite: Path) -> None:
+    original = echo_suite.read_text()
+    echo_suite.write_text(original.replace('kind = "echo"', 'kind = "nope"'))
+    assert _error_for(echo_suite).field == "suite.kind"
+    echo_suite.write_text(original.replace('tools = ["upper"]', 'tools = ["lower"]'))
+    assert _error_for(echo_suite).field == "suite.tools"
+    echo_suite.write_text(original.replace('id = "hello"', 'id = "hello"\nchecks = ["answr"]'))
+    err = _error_for(echo_suite)
+    assert (err.case_id, err.field) == ("hello", "checks")
+
+
+def test_filters_by_suite_and_case_glob(echo_suite: Path) -> None:
+    suites = load_suites(None, echo_suite.parent, case_glob="sh*")
+    assert [c.key for s in suites for c in s.cases] == ["echo/shout"]
+    with pytest.raises(BadInputError) as info:
+        load_suites(None, echo_suite.parent, suite_names=["missing"])
+    assert "--suite" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda t: t + "\n[[case]\n", "invalid TOML"),
+        (lambda t: t.replace('id = "shout"', 'id = "shout"\ncolour = 1'), "'colour'"),
+        (lambda t: t.replace('id = "shout"', 'id = "hello"'), "duplicate"),
+    ],
+)
+def test_cli_validate_exits_2_without_traceback(
+    echo_suite: Path, capsys: pytest.CaptureFixture[str], edit: object, needle: str
+) -> None:
+    assert callable(edit)
+    echo_suite.write_text(edit(echo_suite.read_text()))
+    result = run_cli(capsys, "cases", "validate", str(echo_suite))
+    assert result.code == 2
+    assert str(echo_suite) in result.err
+    assert needle in result.err
+    assert "Traceback" not in result.err + result.out
+
+
+def test_cli_validate_and_list_ok(echo_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = run_cli(capsys, "cases", "validate", str(echo_suite))
+    assert result.code == 0
+    assert "2 cases in 1 suites" in result.out
+    listing = run_cli(capsys, "cases", "list", str(echo_suite), "--json")
+    assert listing.code == 0
+    assert '"echo/shout"' in listing.out

@@ -1,4 +1,4 @@
-"""Settings: `evalctl.toml` in the working directory (optional) overlaid by environment variables."""
+"""Settings: `evalctl.toml` in the working directory (optional), then environment variables."""
 
 from __future__ import annotations
 
@@ -55,9 +55,7 @@ class Settings(BaseModel):
         return self.home / "logs"
 
 
-def load_settings(
-    cwd: Path | None = None, env: Mapping[str, str] | None = None
-) -> Settings:
+def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
     """Read `evalctl.toml` (if present) and apply environment overrides."""
     env = os.environ if env is None else env
     base = cwd or Path.cwd()

@@ -42,7 +42,9 @@ def test_every_provider_reports_a_reason_when_unavailable() -> None:
 
 
 def test_cloud_providers_are_available_once_their_key_is_set() -> None:
-    rows = {r.name: r for r in availability(_opts({"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"}))}
+    rows = {
+        r.name: r for r in availability(_opts({"ANTHROPIC_API_KEY": "k", "GEMINI_API_KEY": "k"}))
+    }
     assert rows["anthropic"].available
     assert rows["gemini"].available
 

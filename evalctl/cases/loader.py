@@ -77,7 +77,9 @@ def load_suite(path: Path) -> Suite:
     table = parsed.suite
     kind = get_kind(table.kind)
     if kind is None:
-        raise BadInputError(f"unknown suite kind {table.kind!r}", file=str(path), field="suite.kind")
+        raise BadInputError(
+            f"unknown suite kind {table.kind!r}", file=str(path), field="suite.kind"
+        )
     for tool in table.tools:
         if tool not in TOOLS:
             raise BadInputError(f"unknown tool {tool!r}", file=str(path), field="suite.tools")

@@ -66,8 +66,10 @@ def list_cases(
                 name=s.name,
                 kind=s.table.kind,
                 path=str(s.path),
-                cases=[CaseRow(key=c.key, features=c.features, description=c.description)
-                       for c in s.cases],
+                cases=[
+                    CaseRow(key=c.key, features=c.features, description=c.description)
+                    for c in s.cases
+                ],
             )
             for s in suites
         ]

@@ -11,7 +11,9 @@ from evalctl.config import Settings, load_settings
 from evalctl.runner.api import RunRequest
 
 PROVIDER = typer.Option(
-    None, "--provider", "-p",
+    None,
+    "--provider",
+    "-p",
     help="local | anthropic | gemini | scripted. Default: detected from the environment.",
 )
 MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")

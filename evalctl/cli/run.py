@@ -45,9 +45,7 @@ def render(out: RunOutput) -> None:
     for line in out.cases:
         detail = line.error or line.skip_reason or ", ".join(line.failed_checks)
         colour = colours.get(line.status, "dim")
-        table.add_row(
-            line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", detail
-        )
+        table.add_row(line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", detail)
     stdout.print(table)
     s = out.summary
     stdout.print(
@@ -85,8 +83,16 @@ def run(
     (the cases finished so far are kept).
     """
     request = options.build_request(
-        provider=provider, model=model, suite=suite, case=case, script=script, cases=cases,
-        out=out, repeats=repeats, concurrency=concurrency, timeout=timeout,
+        provider=provider,
+        model=model,
+        suite=suite,
+        case=case,
+        script=script,
+        cases=cases,
+        out=out,
+        repeats=repeats,
+        concurrency=concurrency,
+        timeout=timeout,
         show_progress=progress and not as_json,
     )
     # Imported on use so `evalctl --help` does not load the runner.

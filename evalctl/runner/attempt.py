@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Message, Usage
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError
 from evalctl.providers.base import Provider, ServerCrashedError
+from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
 from evalctl.retry import RetryPolicy
 from evalctl.scoring.kinds import SuiteKind, Transcript
@@ -54,6 +56,16 @@ def _status_of(checks: list[CheckResult]) -> CaseStatus:
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
     rates = [r.timings.tokens_per_s for r in responses if r.timings.tokens_per_s]
     return round(sum(rates) / len(rates), 2) if rates else None
+
+
+def _complete_by(
+    provider: Provider, request: CompletionRequest, deadline: float
+) -> CompletionResponse:
+    # Recomputed per try: retries spend the same case budget, not a fresh one each.
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise CaseTimeoutError("case timed out while retrying")
+    return provider.complete(request, timeout=remaining)
 
 
 def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> AttemptOutcome:
@@ -108,8 +120,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
                 max_tokens=table.max_tokens,
                 tag=case.key,
             )
-            pending = request
-            response = retry.call(lambda: provider.complete(pending, timeout=remaining))
+            response = retry.call(partial(_complete_by, provider, request, deadline))
             responses.append(response)
             usage = usage + response.usage
             if response.stop_reason == "timeout":
@@ -143,9 +154,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
 
 def write_repro(run_dir: Path, case_key: str, request: CompletionRequest) -> Path:
     """Save the request that kept killing the daemon, so it can be replayed by hand."""
-    from evalctl.results.io import atomic_write_text
-
     path = run_dir / "repros" / (case_key.replace("/", "__") + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, request.model_dump_json(indent=2) + "\n")
+    write_text_atomic(path, request.model_dump_json(indent=2) + "\n")
     return path

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -69,9 +68,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _setups(
-    suites: list[Suite], settings: Settings, request: RunRequest
-) -> list[CaseSetup]:
+def _setups(suites: list[Suite], settings: Settings, request: RunRequest) -> list[CaseSetup]:
     resources: dict[str, Any] = {}  # shared across cases: opened once per run
     setups = []
     for suite in suites:
@@ -80,7 +77,9 @@ def _setups(
         tools = get_tools(suite.table.tools)
         for case in suite.cases:
             timeout = (
-                request.timeout_s or case.timeout_s or suite.table.timeout_s
+                request.timeout_s
+                or case.timeout_s
+                or suite.table.timeout_s
                 or settings.case_timeout_s
             )
             setups.append(CaseSetup(suite, case, kind, tools, settings, timeout, resources))
@@ -101,7 +100,8 @@ def execute_run(
     )
     if not suites:
         raise EvalctlError(
-            "no cases matched", hint="check --suite/--case; `evalctl cases list` shows them",
+            "no cases matched",
+            hint="check --suite/--case; `evalctl cases list` shows them",
             code=ExitCode.BAD_INPUT,
         )
     options = ProviderOptions(
@@ -141,9 +141,7 @@ def _execute(
         ),
         environment=environment.capture(),
     )
-    skip_reasons = {
-        s.name: unmet_requirement(s.table, provider, settings) for s in suites
-    }
+    skip_reasons = {s.name: unmet_requirement(s.table, provider, settings) for s in suites}
 
     def run_one(setup: CaseSetup) -> CaseResult:
         reason = skip_reasons[setup.suite.name]
@@ -162,8 +160,11 @@ def _execute(
     finished: dict[str, CaseResult] = {}
     journal = Journal(out_dir / "journal.jsonl")
     interrupted = False
-    with RunProgress(len(setups), enabled=request.show_progress) as progress, \
-            _sigterm_as_interrupt():
+    with (
+        RunProgress(len(setups), enabled=request.show_progress) as progress,
+        _sigterm_as_interrupt(),
+    ):
+
         def record(case_result: CaseResult) -> None:
             finished[case_result.key] = case_result
             journal.append(case_result)

@@ -32,9 +32,7 @@ class RunProgress:
             console=self._console,
             disable=not enabled,
         )
-        self._task: TaskID = self._progress.add_task(
-            "starting", total=total, passed=0, failed=0
-        )
+        self._task: TaskID = self._progress.add_task("starting", total=total, passed=0, failed=0)
         self._passed = 0
         self._failed = 0
 
@@ -57,7 +55,10 @@ class RunProgress:
         self._passed += case.status == "pass"
         self._failed += case.status in ("fail", "flaky")
         self._progress.update(
-            self._task, advance=1, passed=self._passed, failed=self._failed,
+            self._task,
+            advance=1,
+            passed=self._passed,
+            failed=self._failed,
             description=case.key,
         )
         if self._enabled and not self._console.is_terminal:

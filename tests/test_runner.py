@@ -1,0 +1,183 @@
+"""The runner end to end on the scripted provider and the test-only echo suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.config import Settings
+from evalctl.errors import ExitCode
+from evalctl.providers.scripted import ScriptedProvider, load_script
+from evalctl.retry import RetryPolicy
+from evalctl.runner.api import RunRequest
+from evalctl.runner.execute import InterruptedRunError, execute_run
+from evalctl.runner.journal import Journal
+
+PERFECT = """
+[[cases."echo/hello"]]
+content = "hello"
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = "hi" } }]
+
+[[cases."echo/shout"]]
+content = "HI"
+"""
+
+NO_SLEEP = RetryPolicy(max_attempts=3, sleep=lambda _s: None)
+
+
+def _run(
+    echo_suite: Path, script: str, tmp_path: Path, **request_args: object
+) -> tuple[object, Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    script_path = tmp_path / "script.toml"
+    script_path.write_text(script)
+    out = tmp_path / "out"
+    request = RunRequest(
+        provider="scripted",
+        script=script_path,
+        paths=[echo_suite],
+        out_dir=out,
+        show_progress=False,
+        **request_args,  # type: ignore[arg-type]
+    )
+    outcome = execute_run(request, Settings(), {}, retry=NO_SLEEP)
+    return outcome, out
+
+
+def test_scripted_run_passes_and_records_tool_calls(echo_suite: Path, tmp_path: Path) -> None:
+    outcome, out = _run(echo_suite, PERFECT, tmp_path)
+    result = outcome.result  # type: ignore[attr-defined]
+    assert [c.status for c in result.cases] == ["pass", "pass"]
+    shout = result.cases[1]
+    assert shout.turns == 2
+    assert [(t.name, t.arguments, t.result, t.turn) for t in shout.tool_calls] == [
+        ("upper", {"text": "hi"}, "HI", 1)
+    ]
+    assert shout.first_try
+    assert result.summary.passed == 2
+    on_disk = json.loads((out / "results.json").read_text())
+    assert on_disk["schema_version"] == 1
+    assert on_disk["cases"][1]["tool_calls"][0]["data"] == {"length": 2}
+    assert (out / "results.toml").is_file()
+    assert len(Journal(out / "journal.jsonl").read()) == 2
+
+
+def test_wrong_answer_fails_with_expected_and_actual(echo_suite: Path, tmp_path: Path) -> None:
+    outcome, _ = _run(echo_suite, PERFECT.replace('content = "hello"', 'content = "bye"'), tmp_path)
+    hello = outcome.result.cases[0]  # type: ignore[attr-defined]
+    assert hello.status == "fail"
+    check = hello.checks[0]
+    assert (check.name, check.passed, check.expected, check.actual) == (
+        "answer",
+        False,
+        "hello",
+        "bye",
+    )
+
+
+def test_tool_error_is_sent_back_and_spoils_first_try(echo_suite: Path, tmp_path: Path) -> None:
+    script = PERFECT.replace(
+        '[[cases."echo/shout"]]\ntool_calls',
+        '[[cases."echo/shout"]]\ntool_calls = [{ name = "upper", arguments = { text = 1 } }]\n\n'
+        '[[cases."echo/shout"]]\ntool_calls',
+    )
+    outcome, _ = _run(echo_suite, script, tmp_path)
+    shout = outcome.result.cases[1]  # type: ignore[attr-defined]
+    assert shout.status == "pass"
+    assert [t.is_error for t in shout.tool_calls] == [True, False]
+    assert "must be a string" in shout.tool_calls[0].result
+    assert not shout.first_try
+
+
+def test_exhausted_retries_end_as_error(echo_suite: Path, tmp_path: Path) -> None:
+    script = PERFECT.replace('content = "hello"', 'error = "transient"')
+    outcome, _ = _run(echo_suite, script, tmp_path)
+    hello = outcome.result.cases[0]  # type: ignore[attr-defined]
+    assert hello.status == "error"
+    assert "transient" in (hello.error or "")
+    assert outcome.result.summary.errors == 1  # type: ignore[attr-defined]
+
+
+def test_server_crash_is_retried_then_saved_as_repro(echo_suite: Path, tmp_path: Path) -> None:
+    script = PERFECT.replace('content = "hello"', 'error = "crash"')
+    outcome, out = _run(echo_suite, script, tmp_path, crash_retries=1)
+    hello = outcome.result.cases[0]  # type: ignore[attr-defined]
+    assert hello.status == "error"
+    assert hello.server_crashed
+    assert len(hello.attempts) == 2
+    assert all(a.server_crashed for a in hello.attempts)
+    repro = out / "repros" / "echo__hello.json"
+    assert repro.is_file()
+    assert json.loads(repro.read_text())["tag"] == "echo/hello"
+    # The other case is intact.
+    assert outcome.result.cases[1].status == "pass"  # type: ignore[attr-defined]
+
+
+def test_case_timeout_is_an_error(echo_suite: Path, tmp_path: Path) -> None:
+    script = PERFECT.replace('content = "hello"', 'content = "hello"\ndelay_s = 2.0')
+    outcome, _ = _run(echo_suite, script, tmp_path, timeout_s=0.2)
+    hello = outcome.result.cases[0]  # type: ignore[attr-defined]
+    assert hello.status == "error"
+    assert "timed out" in (hello.error or "")
+
+
+class _NoToolsProvider(ScriptedProvider):
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset()
+
+
+def test_unmet_requirement_skips_with_reason(echo_suite: Path, tmp_path: Path) -> None:
+    echo_suite.write_text(
+        echo_suite.read_text().replace("max_turns = 3", 'max_turns = 3\nrequires = ["tools"]')
+    )
+    script = tmp_path / "s.toml"
+    script.write_text(PERFECT)
+    request = RunRequest(paths=[echo_suite], out_dir=tmp_path / "o", show_progress=False)
+    outcome = execute_run(
+        request, Settings(), {}, provider_override=_NoToolsProvider(load_script(script))
+    )
+    statuses = {c.status for c in outcome.result.cases}
+    assert statuses == {"skipped"}
+    assert "tools" in (outcome.result.cases[0].skip_reason or "")
+    assert outcome.result.summary.skipped == 2
+
+
+class _InterruptingProvider(ScriptedProvider):
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        if request.tag == "echo/shout":
+            raise KeyboardInterrupt
+        return super().complete(request, timeout=timeout)
+
+
+def test_interrupted_run_keeps_finished_cases(echo_suite: Path, tmp_path: Path) -> None:
+    script = tmp_path / "s.toml"
+    script.write_text(PERFECT)
+    out = tmp_path / "o"
+    request = RunRequest(paths=[echo_suite], out_dir=out, show_progress=False)
+    with pytest.raises(InterruptedRunError) as info:
+        execute_run(
+            request, Settings(), {}, provider_override=_InterruptingProvider(load_script(script))
+        )
+    assert info.value.code is ExitCode.INTERRUPTED
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["interrupted"] is True
+    assert [c["key"] for c in saved["cases"]] == ["echo/hello"]
+
+
+def test_concurrent_run_equals_serial_run(echo_suite: Path, tmp_path: Path) -> None:
+    serial, _ = _run(echo_suite, PERFECT, tmp_path / "a")
+    parallel, _ = _run(echo_suite, PERFECT, tmp_path / "b", concurrency=4)
+
+    def essence(outcome: object) -> list[tuple[str, str, list[str]]]:
+        return [
+            (c.key, c.status, [t.result for t in c.tool_calls])
+            for c in outcome.result.cases  # type: ignore[attr-defined]
+        ]
+
+    assert essence(serial) == essence(parallel)

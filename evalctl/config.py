@@ -40,6 +40,8 @@ class Settings(BaseModel):
     baselines_dir: Path = Path("baselines")
     results_dir: Path = Path("results")
     local_model: str | None = None
+    # Suites `evalctl run` runs when no --suite is given; empty means every suite found.
+    default_suites: list[str] = Field(default_factory=list)
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)

@@ -96,7 +96,11 @@ def execute_run(
 ) -> RunOutcome:
     """Load suites, create the provider, run every case, write results (also on Ctrl-C)."""
     suites = load_suites(
-        request.paths, settings.cases_dir, suite_names=request.suites, case_glob=request.case_glob
+        request.paths,
+        settings.cases_dir,
+        # The configured defaults name suites of cases_dir; explicit paths run what they hold.
+        suite_names=request.suites or ([] if request.paths else settings.default_suites),
+        case_glob=request.case_glob,
     )
     if not suites:
         raise EvalctlError(

@@ -70,6 +70,8 @@ class UnscoredCase(BaseModel):
 
 class Comparison(BaseModel):
     kind: Literal["baseline_comparison"] = "baseline_comparison"
+    baseline_file: str | None = None
+    results_file: str | None = None
     baseline_provider: str
     baseline_model: str
     run_id: str
@@ -98,7 +100,7 @@ def compare_baseline(
     results_path: Path | None = None,
     baseline_path: Path | None = None,
 ) -> Comparison:
-    """Compare `run` to `baseline`. The paths only serve to spell out the update command."""
+    """Compare `run` to `baseline`. The paths are reported and spell out the update command."""
     results = {c.key: c for c in run.cases}
     regressions: list[CaseChange] = []
     improvements: list[CaseChange] = []
@@ -149,6 +151,8 @@ def compare_baseline(
     else:
         code = ExitCode.OK
     return Comparison(
+        baseline_file=str(baseline_path) if baseline_path else None,
+        results_file=str(results_path) if results_path else None,
         baseline_provider=baseline.provider,
         baseline_model=baseline.model,
         run_id=run.run_id,
@@ -252,6 +256,8 @@ class SummaryDiff(BaseModel):
 
 class RunDiff(BaseModel):
     kind: Literal["run_diff"] = "run_diff"
+    file_a: str | None = None
+    file_b: str | None = None
     run_a: RunRef
     run_b: RunRef
     cases: list[CaseDiff]
@@ -262,7 +268,9 @@ class RunDiff(BaseModel):
         return [c for c in self.cases if c.change == change]
 
 
-def compare_runs(a: RunResult, b: RunResult) -> RunDiff:
+def compare_runs(
+    a: RunResult, b: RunResult, *, path_a: Path | None = None, path_b: Path | None = None
+) -> RunDiff:
     """Per-case status changes and latency/token deltas from run `a` to run `b`.
 
     Summaries are recomputed from the cases so both sides use this version's definitions.
@@ -275,6 +283,8 @@ def compare_runs(a: RunResult, b: RunResult) -> RunDiff:
     sa = summarize(a.cases, a.provider.name)
     sb = summarize(b.cases, b.provider.name)
     return RunDiff(
+        file_a=str(path_a) if path_a else None,
+        file_b=str(path_b) if path_b else None,
         run_a=_ref(a),
         run_b=_ref(b),
         cases=diffs,

@@ -8,18 +8,19 @@ familiar shape still reads; `build_baseline` always fills them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from evalctl.results.document import (
+    Document,
     check_schema_version,
     load_document,
     require_kind,
     validate_document,
 )
 
-BASELINE_SCHEMA_VERSION = 1
+BASELINE_SCHEMA_VERSION: Final = 1
 SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (BASELINE_SCHEMA_VERSION,)
 
 # `error` and `skipped` are deliberately absent: neither says anything about quality, so
@@ -53,7 +54,11 @@ class Baseline(BaseModel):
 def read_baseline(path: Path) -> Baseline:
     """Read a baseline, with the same located errors as `read_run`: missing file, truncated
     JSON, run results given instead, unknown schema_version, wrong types, unknown keys."""
-    doc = load_document(path)
+    return baseline_from_document(load_document(path))
+
+
+def baseline_from_document(doc: Document) -> Baseline:
+    """Validate an already loaded document as a baseline (see `read_baseline`)."""
     require_kind(doc, "baseline")
     check_schema_version(doc, SUPPORTED_BASELINE_VERSIONS)
     return validate_document(doc, Baseline, case_map="baselines")

@@ -4,9 +4,10 @@ A run narrowed with `--suite` or `--case` says nothing about the cases it did no
 Without this, comparing it to a full baseline would call every unselected case orphaned,
 and writing a baseline from it would silently drop their expectations.
 
-`RunSettings.suites` is read as the requested suite filter (empty: all suites) and
-`case_glob` as the `--case` pattern, matched on the case id or the full key exactly like
-the case loader does.
+`RunSettings.suite_filter` holds the suites the user narrowed the run to (empty: all) and
+`case_glob` the `--case` pattern, matched on the case id or the full key exactly like the
+case loader does. `RunSettings.suites` (what ran) is deliberately not used: a suite file
+deleted since the baseline must show up as orphaned cases, not as "not selected".
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from evalctl.results.models import RunResult
 
 
 def is_filtered(run: RunResult) -> bool:
-    return bool(run.settings.suites or run.settings.case_glob)
+    return bool(run.settings.suite_filter or run.settings.case_glob)
 
 
 def in_scope(run: RunResult, key: str) -> bool:
     """True when `run`'s selection would have included the case `key` had it existed."""
     suite, _, case_id = key.partition("/")
-    if run.settings.suites and suite not in run.settings.suites:
+    if run.settings.suite_filter and suite not in run.settings.suite_filter:
         return False
     glob = run.settings.case_glob
     if glob:

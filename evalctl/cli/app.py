@@ -45,7 +45,8 @@ def _register() -> None:
 def main() -> None:
     _register()
     try:
-        app(standalone_mode=False)
+        # Without standalone mode Typer returns (not raises) the code of a `typer.Exit`.
+        code = app(standalone_mode=False)
     except EvalctlError as exc:
         print_error(exc)
         sys.exit(int(exc.code))
@@ -64,3 +65,4 @@ def main() -> None:
         else:
             sys.stderr.write(f"error: {exc.format_message()}\n")
         sys.exit(int(ExitCode.BAD_INPUT))
+    sys.exit(code if isinstance(code, int) else 0)

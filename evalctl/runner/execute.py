@@ -95,12 +95,10 @@ def execute_run(
     retry: RetryPolicy | None = None,
 ) -> RunOutcome:
     """Load suites, create the provider, run every case, write results (also on Ctrl-C)."""
+    # The configured defaults name suites of cases_dir; explicit paths run what they hold.
+    narrowed_to = request.suites or ([] if request.paths else settings.default_suites)
     suites = load_suites(
-        request.paths,
-        settings.cases_dir,
-        # The configured defaults name suites of cases_dir; explicit paths run what they hold.
-        suite_names=request.suites or ([] if request.paths else settings.default_suites),
-        case_glob=request.case_glob,
+        request.paths, settings.cases_dir, suite_names=narrowed_to, case_glob=request.case_glob
     )
     if not suites:
         raise EvalctlError(
@@ -113,7 +111,8 @@ def execute_run(
     )
     provider = provider_override or create(request.provider or detect(options), options)
     try:
-        return _execute(request, settings, suites, provider, retry or RetryPolicy())
+        suite_filter = sorted(s.name for s in suites) if narrowed_to or request.paths else []
+        return _execute(request, settings, suites, suite_filter, provider, retry or RetryPolicy())
     finally:
         provider.close()
 
@@ -122,6 +121,7 @@ def _execute(
     request: RunRequest,
     settings: Settings,
     suites: list[Suite],
+    suite_filter: list[str],
     provider: Provider,
     retry: RetryPolicy,
 ) -> RunOutcome:
@@ -141,6 +141,8 @@ def _execute(
             timeout_s=request.timeout_s or settings.case_timeout_s,
             suites=[s.name for s in suites],
             suite_versions={s.name: s.table.version for s in suites},
+            # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
+            suite_filter=suite_filter,
             case_glob=request.case_glob,
         ),
         environment=environment.capture(),
@@ -183,7 +185,9 @@ def _execute(
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
     result.finished_at = _now()
     result.interrupted = interrupted
-    result.summary = summarize(result.cases, provider.name)
+    result.summary = summarize(
+        result.cases, provider.name, model=provider.model, prices=settings.prices
+    )
     results_path = write_run(result, out_dir)
     if interrupted:
         raise InterruptedRunError(

@@ -1,0 +1,184 @@
+"""`evalctl baseline`: write `baselines/<provider>.json` from a new run or from saved results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from pydantic import BaseModel
+from rich.markup import escape
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError, GateFailedError
+from evalctl.results.models import RunResult
+
+# Options that only make sense when `baseline` starts a run itself.
+_RUN_ONLY = ("--model", "--suite", "--case", "--script", "--cases")
+
+
+class BaselineOutput(BaseModel):
+    path: str
+    replaced: bool
+    provider: str
+    model: str
+    source_run_id: str
+    results_path: str
+    total: int
+    passed: int
+    failed: int
+    flaky: int
+    pass_rate: float
+    min_pass_rate: float
+    # Skipped cases are left out of the baseline: they say nothing about quality.
+    skipped: list[str]
+    # Entries kept from the previous baseline because a --suite/--case run did not select them.
+    kept_outside_selection: int
+
+
+def render(out: BaselineOutput) -> None:
+    verb = "updated" if out.replaced else "wrote"
+    # Paths are printed unwrapped and escaped so they survive copy and paste.
+    stdout.print(
+        f"[bold green]{verb}[/] {escape(out.path)}: {out.total} cases "
+        f"({out.passed} pass, {out.failed} fail, {out.flaky} flaky; "
+        f"run pass rate {out.pass_rate:.0%}, minimum {out.min_pass_rate:.0%})",
+        soft_wrap=True,
+    )
+    stdout.print(
+        escape(f"from run {out.source_run_id} ({out.provider} · {out.model}): {out.results_path}"),
+        soft_wrap=True,
+    )
+    if out.kept_outside_selection:
+        stdout.print(
+            f"kept {out.kept_outside_selection} entries outside this run's --suite/--case selection"
+        )
+    if out.skipped:
+        skipped = escape(", ".join(out.skipped))
+        stdout.print(f"[yellow]left out {len(out.skipped)} skipped case(s):[/] {skipped}")
+
+
+def baseline(
+    from_results: Path | None = typer.Option(
+        None,
+        "--from",
+        help="Build from saved results (results.json or its run directory) instead of running.",
+    ),
+    provider: str | None = options.PROVIDER,
+    model: str | None = options.MODEL,
+    suite: list[str] | None = options.SUITE,
+    case: str | None = options.CASE,
+    script: Path | None = options.SCRIPT,
+    cases: list[Path] | None = options.CASES_PATH,
+    min_pass_rate: float | None = typer.Option(
+        None,
+        "--min-pass-rate",
+        min=0.0,
+        max=1.0,
+        help="Refuse below this share of passing scored cases, 0..1 (default: settings, 0.5).",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Baseline file to write (default: baselines/<provider>.json)."
+    ),
+    as_json: bool = options.JSON,
+) -> None:
+    """Write the per-provider baseline that `evalctl compare` gates against.
+
+    Refuses (exit 1) when fewer than --min-pass-rate of the scored cases pass.
+
+    Refuses (exit 1) when any case ended in an infrastructure error.
+
+    Skipped cases are left out. A --suite/--case run replaces only the entries it selected.
+    """
+    # Imported on use so `evalctl --help` loads none of the library.
+    from evalctl.baselines.model import read_baseline
+    from evalctl.baselines.scope import is_filtered
+    from evalctl.baselines.write import (
+        baseline_path,
+        build_baseline,
+        merge_baseline,
+        skipped_cases,
+        write_baseline,
+    )
+
+    settings = options.settings_from_env()
+    bar = settings.min_pass_rate if min_pass_rate is None else min_pass_rate
+    if from_results is not None:
+        given = (model, suite, case, script, cases)
+        for flag, value in zip(_RUN_ONLY, given, strict=True):
+            if value:
+                raise BadInputError(
+                    "cannot be combined with --from: those results have already been run",
+                    field=flag,
+                )
+        run, results_path = _from_file(from_results, provider)
+    else:
+        request = options.build_request(
+            provider=provider,
+            model=model,
+            suite=suite,
+            case=case,
+            script=script,
+            cases=cases,
+            show_progress=not as_json,
+        )
+        from evalctl.runner.execute import execute_run
+
+        outcome = execute_run(request, settings, options.environ())
+        run, results_path = outcome.result, outcome.results_path
+
+    try:
+        fresh = build_baseline(run, bar)
+    except GateFailedError as exc:
+        # The results stay on disk either way; say where, so the refusal can be investigated.
+        where = f"results: {results_path}"
+        exc.hint = f"{exc.hint}\n{where}" if exc.hint else where
+        raise
+
+    path = out or baseline_path(settings.baselines_dir, run.provider.name)
+    replaced = path.exists()
+    kept = 0
+    if replaced and is_filtered(run):
+        fresh, kept = merge_baseline(read_baseline(path), fresh, run)
+    write_baseline(fresh, path)
+
+    statuses = list(fresh.baselines.values())
+    scored = [c for c in run.cases if c.status in ("pass", "fail", "flaky")]
+    output = BaselineOutput(
+        path=str(path),
+        replaced=replaced,
+        provider=fresh.provider,
+        model=fresh.model,
+        source_run_id=run.run_id,
+        results_path=str(results_path),
+        total=len(statuses),
+        passed=statuses.count("pass"),
+        failed=statuses.count("fail"),
+        flaky=statuses.count("flaky"),
+        pass_rate=sum(1 for c in scored if c.status == "pass") / len(scored),
+        min_pass_rate=bar,
+        skipped=skipped_cases(run),
+        kept_outside_selection=kept,
+    )
+    emit(output, as_json, render)
+
+
+def _from_file(path: Path, provider: str | None) -> tuple[RunResult, Path]:
+    from evalctl.results.document import resolve_results_path
+    from evalctl.results.io import read_run
+
+    results_path = resolve_results_path(path)
+    run = read_run(results_path)
+    # With --from, --provider is a guard against writing one provider's results under
+    # another's name (e.g. scripted results as baselines/local.json).
+    if provider is not None and provider != run.provider.name:
+        raise BadInputError(
+            f"the results were produced by provider {run.provider.name!r}, not {provider!r}",
+            file=str(results_path),
+            field="provider.name",
+        )
+    return run, results_path
+
+
+def register(app: typer.Typer) -> None:
+    app.command("baseline")(baseline)

@@ -1,0 +1,250 @@
+"""`evalctl compare`: gate a run on its baseline, or diff two runs.
+
+Which comparison runs is decided by the files' content (`kind`, else their shape), not by
+their names: BASELINE RESULTS gates; RESULTS_A RESULTS_B diffs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from evalctl.baselines.compare import CaseChange, Comparison, RunDiff
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError, ExitCode, GateFailedError, InfraError
+
+_SHORT_COLUMNS = frozenset({"baseline", "now", "status", "in baseline", "A→B", "Δ ms", "Δ tokens"})
+_MARKERS = {"regression": " [bold red]▼[/]", "improvement": " [bold green]▲[/]"}
+_COLOURS = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
+
+
+def _status(status: str | None) -> str:
+    if status is None:
+        return "[dim]-[/]"
+    return f"[{_COLOURS.get(status, 'dim')}]{status}[/]"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False)
+    # Case keys are what a reader greps for: never wrapped or cut, other columns give way.
+    table.add_column(columns[0], no_wrap=True)
+    for column in columns[1:]:
+        # Short columns (statuses, deltas) stay on one line; free text folds.
+        short = column in _SHORT_COLUMNS
+        table.add_column(column, no_wrap=short, overflow="ellipsis" if short else "fold")
+    return table
+
+
+def _changes_table(title: str, changes: list[CaseChange]) -> Table:
+    table = _table(title, "case", "baseline", "now", "failed checks")
+    for c in changes:
+        checks = ", ".join(c.failed_checks)
+        table.add_row(escape(c.key), _status(c.baseline), _status(c.current), escape(checks))
+    return table
+
+
+def render_comparison(cmp: Comparison) -> None:
+    # Paths, keys and commands are printed unwrapped (soft_wrap) and escaped: they must
+    # survive copy and paste, and a `[` in them is not Rich markup.
+    stdout.print(
+        escape(
+            f"baseline {cmp.baseline_file or ''} ({cmp.baseline_provider} · {cmp.baseline_model})"
+            f"  vs  run {cmp.run_id} ({cmp.run_provider} · {cmp.run_model})"
+        ),
+        soft_wrap=True,
+    )
+    for warning in cmp.warnings:
+        stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if cmp.regressions:
+        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions))
+    if cmp.orphaned:
+        table = _table("[bold red]Orphaned (in the baseline, missing from the results)[/]", "case")
+        for key in cmp.orphaned:
+            table.add_row(escape(key))
+        stdout.print(table)
+    if cmp.unscored:
+        table = _table("[bold magenta]Unscored[/]", "case", "status", "in baseline", "reason")
+        for u in cmp.unscored:
+            in_baseline = "yes" if u.in_baseline else "no"
+            table.add_row(escape(u.key), _status(u.status), in_baseline, escape(u.reason))
+        stdout.print(table)
+    if cmp.improvements:
+        stdout.print(_changes_table("[bold green]Improvements[/]", cmp.improvements))
+    if cmp.new:
+        table = _table("[yellow]New (not in the baseline)[/]", "case", "status")
+        for n in cmp.new:
+            table.add_row(escape(n.key), _status(n.status))
+        stdout.print(table)
+    if cmp.flaky_changes:
+        stdout.print(
+            _changes_table("[dim]Flaky in the baseline (not gating)[/]", cmp.flaky_changes)
+        )
+
+    if cmp.improvements or cmp.orphaned or cmp.new:
+        why = "accept improvements" if cmp.improvements else "record the current case set"
+        stdout.print(f"to {why}, update the baseline:")
+        stdout.print(f"  {cmp.update_command}", soft_wrap=True, markup=False, highlight=False)
+        if cmp.regressions:
+            stdout.print("[yellow]note:[/] that would also accept the regressions above")
+    if cmp.out_of_scope:
+        stdout.print(f"[dim]{cmp.out_of_scope} baseline cases not selected by this run[/]")
+
+    counts = (
+        f"{len(cmp.regressions)} regressions · {len(cmp.orphaned)} orphaned · "
+        f"{len(cmp.unscored)} unscored · {len(cmp.improvements)} improvements · "
+        f"{len(cmp.new)} new · {len(cmp.unchanged)} unchanged"
+    )
+    verdict = {0: "[bold green]OK[/]", 1: "[bold red]FAILED[/]", 3: "[bold magenta]UNSCORED[/]"}
+    stdout.print(f"{verdict.get(cmp.exit_code, str(cmp.exit_code))}: {counts}", soft_wrap=True)
+
+
+def _delta(value: float | None, unit: str = "", fmt: str = "+.0f") -> str:
+    return "-" if value is None else f"{value:{fmt}}{unit}"
+
+
+def render_diff(diff: RunDiff) -> None:
+    a, b = diff.run_a, diff.run_b
+    for label, ref, path in (("A", a, diff.file_a), ("B", b, diff.file_b)):
+        line = f"{label}: {ref.run_id} ({ref.provider} · {ref.model})  {path or ''}"
+        stdout.print(escape(line), soft_wrap=True)
+    # Deltas only, and the change shown by the marker, to fit an 80-column CI log; absolute
+    # figures and the change names are in --json.
+    table = _table("Cases", "case", "A→B", "Δ ms", "Δ tokens")
+    for c in diff.cases:
+        table.add_row(
+            escape(c.key),
+            f"{_status(c.status_a)}→{_status(c.status_b)}{_MARKERS.get(c.change, '')}",
+            _delta(c.latency_delta_ms),
+            _delta(c.tokens_delta),
+        )
+    stdout.print(table)
+
+    s = diff.summary
+    summary = _table("Summary", "metric", "A", "B", "Δ")
+
+    def rate(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    summary.add_row(
+        "pass rate",
+        rate(s.a.pass_rate),
+        rate(s.b.pass_rate),
+        _delta(None if s.pass_rate_delta is None else s.pass_rate_delta * 100, " pts"),
+    )
+    for name, va, vb, dv in (
+        ("latency p50", s.a.latency_ms.p50, s.b.latency_ms.p50, s.latency_p50_delta_ms),
+        ("latency p95", s.a.latency_ms.p95, s.b.latency_ms.p95, s.latency_p95_delta_ms),
+        ("latency p99", s.a.latency_ms.p99, s.b.latency_ms.p99, s.latency_p99_delta_ms),
+    ):
+        summary.add_row(name, f"{va:.0f} ms", f"{vb:.0f} ms", _delta(dv, " ms"))
+    summary.add_row(
+        "turns (mean)",
+        f"{s.a.turns_mean:.2f}",
+        f"{s.b.turns_mean:.2f}",
+        _delta(s.turns_mean_delta, fmt="+.2f"),
+    )
+    summary.add_row(
+        "input tokens",
+        str(s.a.usage.input_tokens),
+        str(s.b.usage.input_tokens),
+        _delta(s.input_tokens_delta),
+    )
+    summary.add_row(
+        "output tokens",
+        str(s.a.usage.output_tokens),
+        str(s.b.usage.output_tokens),
+        _delta(s.output_tokens_delta),
+    )
+    summary.add_row(
+        "tokens/s",
+        _delta(s.a.tokens_per_s, fmt=".1f"),
+        _delta(s.b.tokens_per_s, fmt=".1f"),
+        _delta(s.tokens_per_s_delta, fmt="+.1f"),
+    )
+    stdout.print(summary)
+    counts = {k: len(diff.by_change(k)) for k in ("regression", "improvement", "added", "removed")}
+    stdout.print(
+        f"{counts['regression']} regressed (▼) · {counts['improvement']} improved (▲) · "
+        f"{counts['added']} only in B · {counts['removed']} only in A"
+    )
+
+
+def _gate(cmp: Comparison) -> None:
+    """Turn the verdict into the exit code, via the errors `main` maps (one line on stderr)."""
+    if cmp.exit_code == ExitCode.GATE_FAILED:
+        parts = []
+        if cmp.regressions:
+            parts.append(f"{_n(len(cmp.regressions), 'regression')} ({_keys(cmp.regressions)})")
+        if cmp.orphaned:
+            parts.append(f"{len(cmp.orphaned)} orphaned ({', '.join(cmp.orphaned[:5])})")
+        raise GateFailedError("quality gate failed: " + "; ".join(parts))
+    if cmp.exit_code == ExitCode.INFRA:
+        keys = ", ".join(u.key for u in cmp.unscored[:5])
+        raise InfraError(
+            f"{_n(len(cmp.unscored), 'case')} could not be scored ({keys})",
+            hint="an infrastructure error or a missing prerequisite; see the reasons above",
+        )
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _keys(changes: list[CaseChange]) -> str:
+    return ", ".join(c.key for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
+
+
+def compare(
+    first: Path = typer.Argument(..., metavar="BASELINE|RESULTS_A", help="A baseline or results."),
+    second: Path = typer.Argument(..., metavar="RESULTS", help="Results (file or run directory)."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Gate results on a baseline, or diff two runs.
+
+    BASELINE RESULTS: regressions, orphaned, unscored, improvements and new cases.
+
+    Exit 1 on a regression or orphaned case, else 3 if a case could not be scored, else 0.
+
+    RESULTS_A RESULTS_B: per-case status changes and latency/token deltas; exit 0.
+
+    Malformed or mismatched files exit 2, naming the file and field.
+    """
+    from evalctl.baselines.compare import compare_baseline, compare_runs
+    from evalctl.baselines.model import baseline_from_document
+    from evalctl.results.document import load_document, require_kind
+    from evalctl.results.io import run_from_document
+
+    doc_a = load_document(first)
+    doc_b = load_document(second)
+    if doc_a.kind == "baseline":
+        baseline = baseline_from_document(doc_a)
+        run = run_from_document(doc_b)
+        cmp = compare_baseline(baseline, run, results_path=doc_b.path, baseline_path=doc_a.path)
+        emit(cmp, as_json, render_comparison)
+        _gate(cmp)
+        return
+    if doc_a.kind == "run":
+        if doc_b.kind == "baseline":
+            raise BadInputError(
+                "this is a baseline; it goes first: evalctl compare BASELINE RESULTS",
+                file=str(doc_b.path),
+                field="kind",
+            )
+        diff = compare_runs(
+            run_from_document(doc_a),
+            run_from_document(doc_b),
+            path_a=doc_a.path,
+            path_b=doc_b.path,
+        )
+        emit(diff, as_json, render_diff)
+        return
+    # Neither: let the kind check word the error for the first file.
+    require_kind(doc_a, "baseline")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

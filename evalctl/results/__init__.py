@@ -1,0 +1,1 @@
+"""Versioned run results and their renderings (JSON canonical; TOML, JUnit, Markdown)."""

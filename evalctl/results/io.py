@@ -1,0 +1,156 @@
+"""Writing and reading run results.
+
+JSON is the canonical form; TOML is a rendering for people who prefer it. Every file is
+written atomically: a temp file in the target directory, fsync'd, then `os.replace`d over
+the target, so a crash or Ctrl-C leaves either the old file or the new one, never half of
+one (a half-written results file would later fail `compare` as truncated JSON).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel
+
+from evalctl.errors import BadInputError, EvalctlError, InfraError
+from evalctl.results.document import (
+    Document,
+    check_schema_version,
+    load_document,
+    require_kind,
+    validate_document,
+)
+from evalctl.results.models import SCHEMA_VERSION, RunResult
+
+RESULTS_JSON = "results.json"
+RESULTS_TOML = "results.toml"
+SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
+
+# Errors that mean "this path cannot be written" (the user's to fix) rather than the
+# machine failing (disk full, I/O error).
+_USER_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically; the directory must exist."""
+    directory = path.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp creates 0600; results and baselines are ordinary shareable files.
+        tmp.chmod(_mode_for(path))
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from None
+        raise
+    _fsync_dir(directory)
+
+
+def write_json_atomic(path: Path, model: BaseModel) -> None:
+    """Canonical JSON: the model's field order, two-space indent, UTF-8, trailing newline.
+
+    pydantic's own serialiser is used because it writes NaN/inf as null, keeping the file
+    valid JSON where `json.dumps` would emit bare `NaN`.
+    """
+    write_text_atomic(path, model.model_dump_json(indent=2) + "\n")
+
+
+def to_toml(model: BaseModel) -> str:
+    """Render `model` as TOML. TOML has no null: keys whose value is None are left out, at
+    every depth, and None items are removed from lists. A reader of the TOML therefore sees
+    a missing key where the JSON says null; the JSON stays the canonical form."""
+    data = drop_none(json.loads(model.model_dump_json()))
+    return tomli_w.dumps(data)
+
+
+def write_toml_atomic(path: Path, model: BaseModel) -> None:
+    write_text_atomic(path, to_toml(model))
+
+
+def drop_none(value: Any) -> Any:
+    """Recursively remove None from dicts (the key) and lists (the item)."""
+    if isinstance(value, dict):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_none(v) for v in value if v is not None]
+    return value
+
+
+def write_run(result: RunResult, out_dir: Path) -> Path:
+    """Write `results.json` (canonical) and `results.toml` into `out_dir`; return the JSON path.
+
+    The TOML is written first so that `results.json`, which `compare` reads, appearing means
+    the whole write completed.
+    """
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _write_error(out_dir, exc) from None
+    write_toml_atomic(out_dir / RESULTS_TOML, result)
+    json_path = out_dir / RESULTS_JSON
+    write_json_atomic(json_path, result)
+    return json_path
+
+
+def read_run(path: Path) -> RunResult:
+    """Read run results from a `results.json` (or a directory holding one).
+
+    Raises BadInputError naming the file, the case key and the field for a missing file,
+    truncated JSON, a baseline or other document given instead, an unknown schema_version,
+    wrong types and unknown keys.
+    """
+    return run_from_document(load_document(path))
+
+
+def run_from_document(doc: Document) -> RunResult:
+    """Validate an already loaded document as run results (see `read_run`)."""
+    require_kind(doc, "run")
+    check_schema_version(doc, SUPPORTED_RUN_VERSIONS)
+    return validate_document(doc, RunResult, case_list="cases")
+
+
+def _mode_for(path: Path) -> int:
+    # Keep the mode of a file being replaced (someone may have tightened it on purpose).
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o644
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Makes the rename itself durable. Some filesystems refuse fsync on a directory; the
+    # data is already safe by then, so that is not worth failing the write for.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_error(path: Path, exc: OSError) -> EvalctlError:
+    reason = exc.strerror or str(exc)
+    if exc.errno in _USER_ERRNOS:
+        return BadInputError(f"cannot write: {reason}", file=str(path))
+    return InfraError(f"cannot write {path}: {reason}")

@@ -1,0 +1,144 @@
+"""Versioned result models. `schema_version` is bumped on any incompatible change; readers
+refuse versions they do not know rather than guessing."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalctl.chat import Usage
+
+# Final keeps the type Literal[1], which the `schema_version` fields below require.
+SCHEMA_VERSION: Final = 1
+
+CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CheckResult(_Strict):
+    name: str
+    passed: bool
+    expected: Any = None
+    actual: Any = None
+    message: str = ""
+
+
+class ToolCallRecord(_Strict):
+    turn: int
+    name: str
+    arguments: dict[str, Any]
+    normalized_arguments: dict[str, Any] | None = None
+    result: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    is_error: bool = False
+    duration_ms: float
+
+
+class Attempt(_Strict):
+    """One execution of a case (repeats and crash retries each make one)."""
+
+    status: CaseStatus
+    latency_ms: float
+    turns: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    server_crashed: bool = False
+
+
+class CaseResult(_Strict):
+    key: str
+    suite: str
+    id: str
+    status: CaseStatus
+    features: list[str] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    pass_rate: float | None = None
+    checks: list[CheckResult] = Field(default_factory=list)
+    latency_ms: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    turns: int = 0
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    output: str = ""
+    # Passed with no tool error to repair (the model got it right the first time).
+    first_try: bool = False
+    error: str | None = None
+    server_crashed: bool = False
+    skip_reason: str | None = None
+    tokens_per_s: float | None = None
+
+
+class ProviderInfo(_Strict):
+    name: str
+    model: str
+    model_sha256: str | None = None
+
+
+class RunSettings(_Strict):
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = None
+    repeats: int = 1
+    timeout_s: float
+    suites: list[str] = Field(default_factory=list)
+    # The suites the user narrowed the run to (--suite, or --cases naming files); empty when
+    # the run covered every suite. `suites` lists what ran, which cannot tell a narrowed run
+    # from a suite deleted since the baseline; compare and baseline need to tell them apart.
+    suite_filter: list[str] = Field(default_factory=list)
+    suite_versions: dict[str, str] = Field(default_factory=dict)
+    case_glob: str | None = None
+
+
+class Environment(_Strict):
+    host: str
+    platform: str
+    cpu: str
+    cpu_count: int
+    ram_bytes: int
+    python: str
+    evalctl: str
+    llama_cpp: str | None = None
+
+
+class LatencyStats(_Strict):
+    p50: float = 0.0
+    p95: float = 0.0
+    p99: float = 0.0
+    mean: float = 0.0
+
+
+class Summary(_Strict):
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    flaky: int = 0
+    # Over scored cases (pass + fail + flaky); None when nothing was scored.
+    pass_rate: float | None = None
+    first_try_rate: float | None = None
+    latency_ms: LatencyStats = Field(default_factory=LatencyStats)
+    turns_mean: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    tokens_per_s: float | None = None
+    # From the price table in config; None for local and scripted providers.
+    estimated_cost_usd: float | None = None
+
+
+class RunResult(_Strict):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    kind: Literal["run"] = "run"
+    run_id: str
+    started_at: str
+    finished_at: str | None = None
+    # True when the run stopped early (Ctrl-C); the cases present are complete.
+    interrupted: bool = False
+    evalctl_version: str
+    provider: ProviderInfo
+    settings: RunSettings
+    environment: Environment
+    cases: list[CaseResult] = Field(default_factory=list)
+    summary: Summary = Field(default_factory=Summary)

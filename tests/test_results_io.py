@@ -1,0 +1,249 @@
+"""Atomic writers and the strict results reader."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalctl.errors import BadInputError, ExitCode, InfraError
+from evalctl.results.io import drop_none, read_run, write_run, write_text_atomic
+from evalctl.results.models import RunResult
+from tests import factories as f
+
+
+def _sample() -> RunResult:
+    return f.run(
+        [
+            f.case("suite/a", "pass", latency_ms=120, input_tokens=10, output_tokens=5),
+            f.case("suite/b", "fail", failed_checks=("answer",)),
+            f.case("suite/c", "error"),
+        ]
+    )
+
+
+def _write_sample(tmp_path: Path) -> Path:
+    return write_run(_sample(), tmp_path / "out")
+
+
+def _dump(tmp_path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(_write_sample(tmp_path).read_text())
+    return data
+
+
+# ------------------------------------------------------------------ writing
+
+
+def test_write_run_writes_json_and_toml_that_read_back(tmp_path: Path) -> None:
+    result = _sample()
+    path = write_run(result, tmp_path / "deep" / "out")
+    assert path == tmp_path / "deep" / "out" / "results.json"
+    assert read_run(path) == result
+    toml = tomllib.loads((path.parent / "results.toml").read_text())
+    assert toml["run_id"] == result.run_id
+    assert [c["key"] for c in toml["cases"]] == ["suite/a", "suite/b", "suite/c"]
+
+
+def test_toml_drops_none_where_json_keeps_null(tmp_path: Path) -> None:
+    path = _write_sample(tmp_path)
+    data = json.loads(path.read_text())
+    toml = tomllib.loads((path.parent / "results.toml").read_text())
+    assert data["provider"]["model_sha256"] is None
+    assert "model_sha256" not in toml["provider"]
+    assert data["cases"][0]["error"] is None
+    assert "error" not in toml["cases"][0]
+    assert toml["cases"][2]["error"] == "connection refused"
+
+
+def test_drop_none_recurses_into_dicts_and_lists() -> None:
+    value = {"a": None, "b": {"c": None, "d": 1}, "e": [None, {"f": None, "g": [None, 2]}]}
+    assert drop_none(value) == {"b": {"d": 1}, "e": [{"g": [2]}]}
+
+
+def test_json_is_stable_and_ends_with_newline(tmp_path: Path) -> None:
+    first = _write_sample(tmp_path).read_text()
+    second = _write_sample(tmp_path).read_text()
+    assert first == second
+    assert first.endswith("}\n")
+    assert first.startswith('{\n  "schema_version": 1,\n  "kind": "run",')
+
+
+def test_atomic_write_leaves_no_temp_files_and_keeps_mode(tmp_path: Path) -> None:
+    target = tmp_path / "file.json"
+    write_text_atomic(target, "one")
+    assert target.stat().st_mode & 0o777 == 0o644
+    target.chmod(0o600)
+    write_text_atomic(target, "two")
+    assert target.read_text() == "two"
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.json"]
+
+
+def test_failed_write_keeps_the_old_file_and_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("old")
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(InfraError) as exc:
+        write_text_atomic(target, "new")
+    assert exc.value.code == ExitCode.INFRA
+    assert "Input/output error" in str(exc.value)
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+def test_unwritable_target_is_bad_input_naming_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "is-a-dir"
+    target.mkdir()
+    with pytest.raises(BadInputError) as exc:
+        write_text_atomic(target, "x")
+    assert exc.value.file == str(target)
+    assert [p.name for p in tmp_path.iterdir()] == ["is-a-dir"]
+
+
+def test_out_dir_under_a_regular_file_is_bad_input(tmp_path: Path) -> None:
+    # A path through a regular file fails for root too, unlike a read-only directory.
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    with pytest.raises(BadInputError, match="cannot write"):
+        write_run(_sample(), blocker / "out")
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _bad(path: Path) -> BadInputError:
+    with pytest.raises(BadInputError) as exc:
+        read_run(path)
+    assert exc.value.code == ExitCode.BAD_INPUT
+    assert exc.value.file is not None and exc.value.file.endswith(path.name)
+    assert str(path.name) in str(exc.value)
+    return exc.value
+
+
+def test_reads_a_run_directory(tmp_path: Path) -> None:
+    path = _write_sample(tmp_path)
+    assert read_run(path.parent).run_id == read_run(path).run_id
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    err = _bad(tmp_path / "nope.json")
+    assert "no such file" in err.message
+
+
+@pytest.mark.parametrize("fraction", [0.2, 0.5, 0.9])
+def test_truncated_json_says_truncated(tmp_path: Path, fraction: float) -> None:
+    path = _write_sample(tmp_path)
+    text = path.read_text()
+    for cut in range(int(len(text) * fraction), int(len(text) * fraction) + 15):
+        path.write_text(text[:cut])
+        err = _bad(path)
+        assert "truncated JSON" in err.message, (cut, err.message)
+        assert " at line " in err.message
+
+
+def test_syntax_error_mid_file_is_invalid_not_truncated(tmp_path: Path) -> None:
+    path = _write_sample(tmp_path)
+    path.write_text(path.read_text().replace('"kind": "run",', '"kind": "run",,', 1))
+    err = _bad(path)
+    assert "invalid JSON" in err.message
+    assert "line 3" in err.message
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = f.write_json(tmp_path / "r.json", {})
+    path.write_text("")
+    assert "empty file" in _bad(path).message
+
+
+def test_top_level_must_be_an_object(tmp_path: Path) -> None:
+    err = _bad(f.write_json(tmp_path / "r.json", [1, 2]))
+    assert "JSON object" in err.message
+
+
+def test_a_baseline_is_not_a_run(tmp_path: Path) -> None:
+    path = f.write_json(tmp_path / "local.json", f.baseline({"s/a": "pass"}).model_dump())
+    err = _bad(path)
+    assert err.field == "kind"
+    assert "this is a baseline, expected run results" in err.message
+
+
+def test_unknown_document(tmp_path: Path) -> None:
+    err = _bad(f.write_json(tmp_path / "r.json", {"hello": "world"}))
+    assert "neither run results nor a baseline" in err.message
+
+
+def test_unknown_schema_version_names_supported_versions(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["schema_version"] = 2
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert err.field == "schema_version"
+    assert "unsupported schema_version 2" in err.message
+    assert "reads version 1" in err.message
+    assert err.hint is not None and "newer evalctl" in err.hint
+
+
+def test_missing_schema_version(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    del data["schema_version"]
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert err.field == "schema_version"
+    assert "missing" in err.message
+
+
+def test_wrong_type_inside_a_case_names_the_case_key_and_field(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["cases"][1]["status"] = "passed"
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert err.case_id == "suite/b"
+    assert err.field == "status"
+    assert "'passed'" in err.message
+    assert "case 'suite/b'" in str(err)
+
+
+def test_nested_field_path_inside_a_case(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["cases"][0]["checks"][0]["passed"] = "sometimes"
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert (err.case_id, err.field) == ("suite/a", "checks[0].passed")
+
+
+def test_unknown_key_inside_a_case(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["cases"][2]["colour"] = "blue"
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert (err.case_id, err.field) == ("suite/c", "colour")
+    assert err.message.endswith(": unknown key")
+
+
+def test_unknown_top_level_key(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["extra"] = 1
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert (err.case_id, err.field) == (None, "extra")
+    assert err.message.endswith(": unknown key")
+
+
+def test_case_without_usable_key_falls_back_to_position(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["cases"][1]["key"] = 42
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert (err.case_id, err.field) == ("cases[1]", "key")
+
+
+def test_more_problems_are_counted(tmp_path: Path) -> None:
+    data = _dump(tmp_path)
+    data["cases"][0]["status"] = 1
+    data["cases"][1]["status"] = 2
+    err = _bad(f.write_json(tmp_path / "r.json", data))
+    assert "1 more problem in this file" in err.message

@@ -44,6 +44,8 @@ class Settings(BaseModel):
     default_suites: list[str] = Field(default_factory=list)
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
+    # SQLite file of the wine catalog; default: built under $EVALCTL_HOME/catalog/ at run start.
+    catalog_db: Path | None = None
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)
     # Model name (or name prefix) -> price; merged over evalctl.cost.DEFAULT_PRICES.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)

@@ -16,7 +16,7 @@ from evalctl.providers.base import Provider, ServerCrashedError
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
 from evalctl.retry import RetryPolicy
-from evalctl.scoring.kinds import SuiteKind, Transcript
+from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
 
 
@@ -56,6 +56,12 @@ def _status_of(checks: list[CheckResult]) -> CaseStatus:
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
     rates = [r.timings.tokens_per_s for r in responses if r.timings.tokens_per_s]
     return round(sum(rates) / len(rates), 2) if rates else None
+
+
+def _tool_choice(shape: RequestShape, turn: int) -> str:
+    if turn == 1 and shape.first_turn_tool_choice is not None:
+        return shape.first_turn_tool_choice
+    return shape.tool_choice
 
 
 def _complete_by(
@@ -115,7 +121,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             request = CompletionRequest(
                 messages=list(messages),
                 tools=tool_defs,
-                tool_choice=shape.tool_choice if tool_defs else "none",
+                tool_choice=_tool_choice(shape, turn) if tool_defs else "none",
                 json_schema=shape.json_schema,
                 max_tokens=table.max_tokens,
                 tag=case.key,

@@ -17,8 +17,16 @@ ResourceCheck = Callable[[Settings, SuiteTable], str | None]
 
 CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
 
+
+def _catalog(settings: Settings, suite: SuiteTable) -> str | None:
+    # Imported here: SQLite and the catalog data load only when a suite needs them.
+    from evalctl.tools.catalog import check_catalog
+
+    return check_catalog(settings, suite)
+
+
 # Resource name -> check. Suites that need data (a catalog database, ...) register here.
-RESOURCES: dict[str, ResourceCheck] = {}
+RESOURCES: dict[str, ResourceCheck] = {"catalog": _catalog}
 
 
 def known_requirements() -> frozenset[str]:

@@ -25,6 +25,9 @@ class RequestShape:
     # A JSON Schema the final answer must satisfy (grammar-constrained where supported).
     json_schema: dict[str, Any] | None = None
     tool_choice: str = "auto"
+    # Overrides tool_choice on the first turn only. Small local models emit tool calls
+    # reliably only when forced, yet must be free to answer in text once tools have run.
+    first_turn_tool_choice: str | None = None
     # A successful call of this tool ends the conversation: the recipe has been submitted.
     terminal_tool: str | None = None
 
@@ -58,6 +61,7 @@ class SuiteKind(Protocol):
 KINDS: dict[str, str] = {
     "install-recipe": "evalctl.scoring.install_recipe:KIND",
     "asset-triage": "evalctl.scoring.asset_triage:KIND",
+    "catalog-qa": "evalctl.scoring.catalog_qa:KIND",
 }
 
 

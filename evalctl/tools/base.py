@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalctl.cases.schema import Case
-from evalctl.config import Settings
 from evalctl.chat import ToolCall, ToolDef, ToolResult
+from evalctl.config import Settings
 from evalctl.results.models import ToolCallRecord
 
 

@@ -12,6 +12,8 @@ TOOLS: dict[str, str] = {
     "fetch_file": "evalctl.tools.release_assets:FETCH_FILE",
     "inspect_archive": "evalctl.tools.release_assets:INSPECT_ARCHIVE",
     "extract_pattern": "evalctl.tools.release_assets:EXTRACT_PATTERN",
+    "search_wines": "evalctl.tools.catalog:SEARCH_WINES",
+    "semantic_search": "evalctl.tools.catalog:SEMANTIC_SEARCH",
 }
 
 

@@ -1,0 +1,214 @@
+"""The two wire formats the fake server speaks: request views and response/error bodies.
+
+Only what the SDKs need to parse a reply is produced; the shapes follow the public API
+references (Anthropic Messages `POST /v1/messages`, Gemini `models/{model}:generateContent`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalctl.fakes.script import FaultKind, Step
+
+Api = Literal["anthropic", "gemini", "unknown"]
+
+_GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+
+
+def route(path: str) -> tuple[Api, str | None]:
+    """Which API a request path belongs to, and the model named in a Gemini path."""
+    bare = path.split("?", 1)[0]
+    if bare.endswith("/v1/messages"):
+        return "anthropic", None
+    match = _GEMINI_PATH.search(bare)
+    if match and match["method"] == "generateContent":
+        return "gemini", match["model"]
+    return "unknown", None
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the server received, kept for tests to assert on."""
+
+    api: Api
+    method: str
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    raw: bytes
+    body: Any  # parsed JSON, or None when the body was not JSON
+    model: str
+    seq: int  # arrival order, from 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def _turns(self) -> list[dict[str, Any]]:
+        if not isinstance(self.body, dict):
+            return []
+        key = "messages" if self.api == "anthropic" else "contents"
+        turns = self.body.get(key)
+        return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
+
+    def first_user_text(self) -> str:
+        for turn in self._turns():
+            if turn.get("role") == "user":
+                return _text_of(turn, self.api)
+        return ""
+
+    def assistant_turns(self) -> int:
+        role = "assistant" if self.api == "anthropic" else "model"
+        return sum(1 for turn in self._turns() if turn.get("role") == role)
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The conversation as sent: Anthropic `messages` or Gemini `contents`."""
+        return self._turns()
+
+
+def _text_of(turn: dict[str, Any], api: Api) -> str:
+    if api == "anthropic":
+        content = turn.get("content")
+        if isinstance(content, str):
+            return content
+        blocks = content if isinstance(content, list) else []
+        return "".join(
+            b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        )
+    parts = turn.get("parts")
+    return "".join(
+        p.get("text", "") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)
+    )
+
+
+def _estimate_input_tokens(req: RecordedRequest) -> int:
+    # About four bytes a token: good enough for cost arithmetic in tests.
+    return max(1, len(req.raw) // 4)
+
+
+def _estimate_output_tokens(step: Step) -> int:
+    return len(step.text.split()) + 8 * len(step.tool_calls) or 1
+
+
+def anthropic_message(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if step.text:
+        content.append({"type": "text", "text": step.text})
+    for i, call in enumerate(step.tool_calls):
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_fake_{seq:04d}_{i}",
+                "name": call.name,
+                "input": call.arguments,
+            }
+        )
+    if step.stop_reason == "max_tokens":
+        stop = "max_tokens"
+    else:
+        stop = "tool_use" if step.tool_calls else "end_turn"
+    return {
+        "id": f"msg_fake_{seq:04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": req.model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": step.input_tokens or _estimate_input_tokens(req),
+            "output_tokens": step.output_tokens or _estimate_output_tokens(step),
+        },
+    }
+
+
+def gemini_response(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    if step.text:
+        parts.append({"text": step.text})
+    for i, call in enumerate(step.tool_calls):
+        function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
+        if call.id:
+            function_call["id"] = call.id
+        part: dict[str, Any] = {"functionCall": function_call}
+        if i == 0:
+            # Thinking models sign their first function call; the client must send the
+            # signature back with that part on the next turn.
+            part["thoughtSignature"] = base64.b64encode(f"fake-sig-{seq}".encode()).decode()
+        parts.append(part)
+    input_tokens = step.input_tokens or _estimate_input_tokens(req)
+    output_tokens = step.output_tokens or _estimate_output_tokens(step)
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": "MAX_TOKENS" if step.stop_reason == "max_tokens" else "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": input_tokens,
+            "candidatesTokenCount": output_tokens,
+            "totalTokenCount": input_tokens + output_tokens,
+        },
+        "modelVersion": req.model,
+        "responseId": f"fake-{seq:04d}",
+    }
+
+
+def success_body(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
+    if req.api == "gemini":
+        return gemini_response(step, req, seq)
+    return anthropic_message(step, req, seq)
+
+
+# fault -> (Anthropic status, Anthropic error type, Gemini status, Gemini status name)
+_ERRORS: dict[FaultKind, tuple[int, str, int, str]] = {
+    "rate_limit": (429, "rate_limit_error", 429, "RESOURCE_EXHAUSTED"),
+    "server_error": (500, "api_error", 500, "INTERNAL"),
+    "overloaded": (529, "overloaded_error", 503, "UNAVAILABLE"),
+    "unavailable": (503, "api_error", 503, "UNAVAILABLE"),
+    "bad_request": (400, "invalid_request_error", 400, "INVALID_ARGUMENT"),
+    "auth": (401, "authentication_error", 400, "INVALID_ARGUMENT"),
+}
+
+
+def is_error_fault(fault: FaultKind | None) -> bool:
+    return fault in _ERRORS
+
+
+def _credential(req: RecordedRequest) -> str:
+    if req.api == "gemini":
+        return req.headers.get("x-goog-api-key", "")
+    auth = req.headers.get("authorization", "")
+    return auth.removeprefix("Bearer ") or req.headers.get("x-api-key", "")
+
+
+def error_response(
+    fault: FaultKind, step: Step, req: RecordedRequest
+) -> tuple[int, dict[str, str], bytes]:
+    """Status, extra headers and body for an HTTP-level fault."""
+    a_status, a_type, g_status, g_name = _ERRORS[fault]
+    message = f"fake {fault.replace('_', ' ')}"
+    if fault == "auth":
+        message = f"invalid API key: {_credential(req)!r}"
+    headers: dict[str, str] = {}
+    retry_after = step.retry_after if step.retry_after is not None else 1.0
+    if req.api == "gemini":
+        error: dict[str, Any] = {"code": g_status, "message": message, "status": g_name}
+        if fault == "rate_limit":
+            # Google puts the delay in a RetryInfo detail rather than a header.
+            retry_info = "type.googleapis.com/google.rpc.RetryInfo"
+            error["details"] = [{"@type": retry_info, "retryDelay": f"{retry_after:g}s"}]
+        return g_status, headers, json.dumps({"error": error}).encode()
+    if fault == "rate_limit":
+        headers["retry-after"] = f"{retry_after:g}"
+    body = {"type": "error", "error": {"type": a_type, "message": message}}
+    return a_status, headers, json.dumps(body).encode()
+
+
+def not_found(path: str) -> bytes:
+    return json.dumps({"error": {"code": 404, "message": f"no fake route for {path}"}}).encode()
+
+
+MALFORMED_BODY = b'{"id": "msg_trunc'

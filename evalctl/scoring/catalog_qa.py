@@ -1,0 +1,311 @@
+"""Suite kind "catalog-qa": a shop assistant answering from the wine catalog through tools.
+
+Checks, all judged on what the tool spy recorded as executed (not on what the model typed):
+
+- `tool_selection`: the expected tool ran successfully at least once.
+- `filters`: one successful call of that tool carried every expected filter with the expected
+  value after normalisation (search_wines), or a query sharing at least one expected term
+  (semantic_search).
+- `min_results`: a call of that tool returned at least `min_results` wines that match the
+  request; rows from a broadened search do not count, they match a different request.
+- `grounding`: every `[WINE: ...]` in the final answer is a catalog wine; an answerable
+  request gets at least one; a request the catalog cannot satisfy is answered `[NO MATCH]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from evalctl.cases.schema import Case, SuiteTable
+from evalctl.errors import EvalctlError
+from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.scoring.catalog_answer import catalog_names, recommendations, says_no_match
+from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.tools.base import ToolContext, ToolInputError
+from evalctl.tools.catalog import MAX_LIMIT, PRICE_FILTERS, TEXT_FILTERS, parse_search_arguments
+from evalctl.tools.catalog_words import grape_match_key, terms_overlap, word_key
+
+SEARCH = "search_wines"
+SEMANTIC = "semantic_search"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CatalogQaInput(_Strict):
+    query: str = Field(min_length=1)
+
+
+class CatalogQaExpected(_Strict):
+    tool: Literal["search_wines", "semantic_search"]
+    # search_wines: filter -> value, in the catalog's canonical spelling (what the spy records).
+    filters: dict[str, str | float] = Field(default_factory=dict)
+    # semantic_search: English terms; the query the tool ran must share at least one.
+    query_terms: list[str] = Field(default_factory=list)
+    min_results: int = Field(ge=0, le=MAX_LIMIT)
+    # False: the catalog has no wine for this request, and the answer must say [NO MATCH].
+    available: bool = True
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CatalogQaExpected:
+        if self.tool == SEMANTIC and self.filters:
+            raise ValueError("filters belong to search_wines; semantic_search uses query_terms")
+        if self.tool == SEMANTIC and not self.query_terms:
+            raise ValueError("semantic_search needs at least one query term")
+        if self.tool == SEARCH and self.query_terms:
+            raise ValueError("query_terms belong to semantic_search; search_wines uses filters")
+        if self.available and self.min_results < 1:
+            raise ValueError("an available request needs min_results >= 1 (else available=false)")
+        if not self.available and self.min_results != 0:
+            raise ValueError("a request the catalog cannot satisfy has min_results = 0")
+        self._check_canonical()
+        return self
+
+    def _check_canonical(self) -> None:
+        # Ground truth must be spelled the way the tool records it, or no run could ever match.
+        allowed = (*TEXT_FILTERS, *PRICE_FILTERS)
+        unknown = sorted(set(self.filters) - set(allowed))
+        if unknown:
+            raise ValueError(f"unknown filter(s) {unknown}; known: {', '.join(allowed)}")
+        try:
+            normalized, notes = parse_search_arguments(dict(self.filters))
+        except ToolInputError as exc:
+            raise ValueError(f"filters: {exc}") from None
+        if notes:
+            raise ValueError(f"filters: {'; '.join(notes)}")
+        for name, value in self.filters.items():
+            if normalized[name] != value:
+                raise ValueError(
+                    f"filters.{name} = {value!r} is not the catalog's spelling; "
+                    f"use {normalized[name]!r}"
+                )
+
+
+def _expected(case: Case) -> CatalogQaExpected:
+    if not isinstance(case.expected, CatalogQaExpected):
+        raise TypeError(f"case {case.key} was not loaded as a catalog-qa case")
+    return case.expected
+
+
+def _successful(transcript: Transcript, tool: str) -> list[ToolCallRecord]:
+    return [r for r in transcript.tool_calls if r.name == tool and not r.is_error]
+
+
+def _call_label(record: ToolCallRecord) -> str:
+    return f"{record.name} (error)" if record.is_error else record.name
+
+
+# --- tool_selection ---------------------------------------------------------------------------
+
+
+def check_tool_selection(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    calls = transcript.tool_calls
+    ok = _successful(transcript, expected.tool)
+    actual = [_call_label(r) for r in calls]
+    if ok:
+        message = f"{expected.tool} ran {len(ok)} time(s)"
+    elif any(r.name == expected.tool for r in calls):
+        first = next(r for r in calls if r.name == expected.tool)
+        message = f"{expected.tool} was called but every call was rejected: {first.result}"
+    elif calls:
+        message = f"expected {expected.tool}, the model called {', '.join(actual)}"
+    else:
+        message = "no tool was called: the answer cannot come from the catalog"
+    return CheckResult(
+        name="tool_selection", passed=bool(ok), expected=expected.tool, actual=actual,
+        message=message,
+    )  # fmt: skip
+
+
+# --- filters --------------------------------------------------------------------------------
+
+
+def _contains_either_way(a: str, b: str) -> bool:
+    pa, pb = f" {a} ", f" {b} "
+    return bool(a and b) and (pa in pb or pb in pa)
+
+
+def filter_matches(name: str, expected: Any, actual: Any) -> bool:
+    """Whether a recorded (normalised) filter value satisfies the expected one."""
+    if actual is None:
+        return False
+    if name in PRICE_FILTERS:
+        return isinstance(actual, int | float) and abs(float(actual) - float(expected)) < 0.005
+    if not isinstance(actual, str):
+        return False
+    if name == "grape":
+        # The tool matches grapes by containment, so "Cabernet" and "Cabernet Sauvignon"
+        # run the same search; the check agrees with the tool.
+        return _contains_either_way(grape_match_key(expected), grape_match_key(actual))
+    if name == "region":
+        return _contains_either_way(word_key(expected), word_key(actual))
+    return word_key(expected) == word_key(actual)
+
+
+def _filter_problems(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, want in expected.items():
+        got = actual.get(name)
+        if got is None:
+            problems.append(f"{name}: missing (expected {want!r})")
+        elif not filter_matches(name, want, got):
+            problems.append(f"{name}: expected {want!r}, got {got!r}")
+    return problems
+
+
+def check_filters(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    calls = _successful(transcript, expected.tool)
+    if expected.tool == SEMANTIC:
+        return _check_query_terms(expected, calls)
+    want = dict(expected.filters)
+    recorded = [r.normalized_arguments or r.arguments for r in calls]
+    if not recorded:
+        return CheckResult(
+            name="filters", passed=False, expected=want, actual=None,
+            message=f"{SEARCH} never ran successfully, so no filter was applied",
+        )  # fmt: skip
+    # The closest call is reported: fewest problems, earliest on ties.
+    scored = [(len(_filter_problems(want, args)), i, args) for i, args in enumerate(recorded)]
+    _, index, best = min(scored, key=lambda item: (item[0], item[1]))
+    problems = _filter_problems(want, best)
+    if not problems:
+        message = f"call {index + 1} of {len(recorded)} applied every expected filter"
+    else:
+        message = "no call applied every expected filter; closest: " + "; ".join(problems)
+    return CheckResult(
+        name="filters", passed=not problems, expected=want, actual=best, message=message
+    )
+
+
+def _check_query_terms(expected: CatalogQaExpected, calls: list[ToolCallRecord]) -> CheckResult:
+    queries = [str((r.normalized_arguments or r.arguments).get("query", "")) for r in calls]
+    if not queries:
+        return CheckResult(
+            name="filters", passed=False, expected=expected.query_terms, actual=None,
+            message=f"{SEMANTIC} never ran successfully",
+        )  # fmt: skip
+    for query in queries:
+        hits = terms_overlap(expected.query_terms, query.split())
+        if hits:
+            return CheckResult(
+                name="filters", passed=True, expected=expected.query_terms, actual=query,
+                message=f"query covers {', '.join(hits)}",
+            )  # fmt: skip
+    return CheckResult(
+        name="filters", passed=False, expected=expected.query_terms, actual=queries,
+        message="no query shared a term with the expected ones",
+    )  # fmt: skip
+
+
+# --- min_results ----------------------------------------------------------------------------
+
+
+def matching_rows(record: ToolCallRecord) -> int:
+    """Rows a call returned that match its request; a broadened search matched none."""
+    if record.data.get("broadened"):
+        return 0
+    count = record.data.get("row_count", 0)
+    return count if isinstance(count, int) else 0
+
+
+def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    calls = _successful(transcript, expected.tool)
+    best = max((matching_rows(r) for r in calls), default=0)
+    passed = best >= expected.min_results
+    if expected.min_results == 0:
+        message = "no rows required: the catalog has no wine for this request"
+    elif not calls:
+        message = f"{expected.tool} never ran successfully"
+    else:
+        broadened = [r for r in calls if r.data.get("broadened")]
+        message = f"best call returned {best} matching wine(s)"
+        if broadened:
+            dropped = broadened[0].data.get("dropped_filters", [])
+            message += (
+                f"; {len(broadened)} search(es) broadened (dropped {', '.join(map(str, dropped))})"
+                " and their rows do not count"
+            )
+    return CheckResult(
+        name="min_results", passed=passed, expected=expected.min_results, actual=best,
+        message=message,
+    )  # fmt: skip
+
+
+# --- grounding ------------------------------------------------------------------------------
+
+
+def check_grounding(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    answer = transcript.final_text
+    recorded = [r.data.get("catalog_db") for r in transcript.tool_calls]
+    databases = [db for db in recorded if isinstance(db, str)]
+    try:
+        names = catalog_names(databases)
+    except EvalctlError as exc:
+        return CheckResult(name="grounding", passed=False, message=str(exc))
+    recs = recommendations(answer, names)
+    no_match = says_no_match(answer)
+    problems = [
+        f"hallucination: {r.text!r} matches no catalog wine" for r in recs if not r.catalog_name
+    ]
+    if expected.available and not recs:
+        problems.append(
+            "the answer recommends no wine in the [WINE: name] format although the catalog "
+            "has matches" + (" (it says [NO MATCH])" if no_match else "")
+        )
+    if not expected.available and not no_match:
+        problems.append(
+            "the catalog has no wine for this request but the answer does not say [NO MATCH]"
+            + (f"; it presents {len(recs)} wine(s) as if they matched" if recs else "")
+        )
+    actual = {
+        "recommended": [{"text": r.text, "catalog": r.catalog_name} for r in recs],
+        "no_match": no_match,
+    }
+    if problems:
+        message = "; ".join(problems)
+    else:
+        message = f"{len(recs)} recommended wine(s), all in the catalog"
+        if not expected.available:
+            message += "; the answer says [NO MATCH]"
+    return CheckResult(
+        name="grounding", passed=not problems,
+        expected="only catalog wines" + ("" if expected.available else ", and [NO MATCH]"),
+        actual=actual, message=message,
+    )  # fmt: skip
+
+
+CHECKS: dict[str, Callable[[CatalogQaExpected, Transcript], CheckResult]] = {
+    "tool_selection": check_tool_selection,
+    "filters": check_filters,
+    "min_results": check_min_results,
+    "grounding": check_grounding,
+}
+
+
+class CatalogQaKind:
+    name = "catalog-qa"
+    input_model = CatalogQaInput
+    expected_model = CatalogQaExpected
+    check_names = tuple(CHECKS)
+
+    def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
+        if not isinstance(case.input, CatalogQaInput):
+            raise TypeError(f"case {case.key} was not loaded as a catalog-qa case")
+        return case.input.query
+
+    def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
+        # "required" on the first turn: a tool must be called, but choosing *which* one is
+        # still the model's job (that is what tool_selection scores); later turns are free
+        # to answer in text.
+        return RequestShape(tool_choice="auto", first_turn_tool_choice="required")
+
+    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
+        expected = _expected(case)
+        return [CHECKS[name](expected, transcript) for name in case.checks if name in CHECKS]
+
+
+KIND = CatalogQaKind()

@@ -1,0 +1,429 @@
+"""The wine-shop tools, `search_wines` and `semantic_search`, over the SQLite catalog.
+
+Both record, through the runner's spy, what they actually did: the arguments after
+normalisation (`normalized_arguments`) and the rows they returned (`data`), so the scorer
+judges the search that ran rather than the words the model typed. See docs/sommelier.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from evalctl.cases.schema import SuiteTable
+from evalctl.chat import ToolDef
+from evalctl.config import Settings, ensure_private_dir
+from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
+from evalctl.tools.catalog_db import (
+    FILTER_SQL,
+    CatalogDb,
+    CatalogError,
+    Clause,
+    Row,
+    db_source_sha,
+    ensure_db,
+    fts5_problem,
+    like_contains,
+    load_wines,
+)
+from evalctl.tools.catalog_words import (
+    COLORS,
+    SWEETNESS,
+    WordError,
+    grape_match_key,
+    normalize_color,
+    normalize_country,
+    normalize_grape,
+    normalize_region,
+    normalize_sweetness,
+    query_terms,
+    stem,
+    word_key,
+)
+
+CATALOG_FILE = "wines.json"
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_TEXT = 100  # longer filter values are not names of anything in a wine shop
+MAX_QUERY = 300
+
+# When nothing matches, filters are dropped one at a time in this order until something does.
+# Colour goes last because it decides what kind of wine the customer is holding; country and
+# price are the usual intent behind a request; region, grape and sweetness refine it.
+BROADEN_ORDER = ("region", "grape", "sweetness", "price", "country", "color")
+TEXT_FILTERS = ("color", "country", "region", "grape", "sweetness")
+PRICE_FILTERS = ("min_price", "max_price")
+SEARCH_ARGUMENTS = (*TEXT_FILTERS, *PRICE_FILTERS, "limit")
+
+_open_lock = threading.Lock()
+
+
+# --- locating and opening the catalog -------------------------------------------------------
+
+
+def default_source(settings: Settings) -> Path:
+    return settings.cases_dir / "fixtures" / CATALOG_FILE
+
+
+def open_catalog(settings: Settings, source: Path) -> CatalogDb:
+    """Build (if needed) and open the database for the catalog JSON at `source`.
+
+    The database goes to `settings.catalog_db` when set, else to a file under
+    `$EVALCTL_HOME/catalog/` named by the JSON's hash. If the JSON is absent but a configured
+    `catalog_db` holds a current build, that database is used as it is.
+    """
+    problem = fts5_problem()
+    if problem is not None:
+        raise CatalogError(problem, hint="use a Python whose SQLite is built with FTS5")
+    if source.is_file():
+        wines, sha = load_wines(source)
+        if settings.catalog_db is not None:
+            target = settings.catalog_db
+        else:
+            ensure_private_dir(settings.home)
+            target = ensure_private_dir(settings.home / "catalog") / f"wines-{sha[:12]}.sqlite"
+        return CatalogDb(ensure_db(wines, sha, target))
+    configured = settings.catalog_db
+    if configured is not None and db_source_sha(configured) is not None:
+        return CatalogDb(configured)
+    raise CatalogError(
+        f"wine catalog {source} not found",
+        hint="run from the project root, or set catalog_db in evalctl.toml",
+    )
+
+
+def catalog_for(ctx: ToolContext) -> CatalogDb:
+    """The run's catalog, opened once and shared by every case through `ctx.resources`."""
+    source = ctx.fixtures_dir / CATALOG_FILE
+    key = f"catalog:{source.resolve()}"
+    with _open_lock:
+        catalog = ctx.resources.get(key)
+        if not isinstance(catalog, CatalogDb):
+            catalog = open_catalog(ctx.settings, source)
+            ctx.resources[key] = catalog
+    return catalog
+
+
+def check_catalog(settings: Settings, suite: SuiteTable) -> str | None:
+    """Resource check for suites that `require = ["catalog"]`: None when usable, else why.
+
+    Run before the suite's cases, so it also builds the database at the start of the run.
+    """
+    try:
+        open_catalog(settings, default_source(settings))
+    except CatalogError as exc:
+        return exc.message
+    return None
+
+
+# --- argument parsing -----------------------------------------------------------------------
+
+
+def _reject_unknown(arguments: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(arguments) - set(allowed))
+    if unknown:
+        raise ToolInputError(
+            f"unknown argument(s) {', '.join(unknown)}; this tool takes: {', '.join(allowed)}"
+        )
+
+
+def _text(name: str, value: Any) -> str | None:
+    """A text filter's value, or None when the model left it open ("", "any", null)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolInputError(f"{name} must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if text.casefold() in {"", "any", "all", "none", "null", "любое", "любой", "все"}:
+        return None
+    if len(text) > MAX_TEXT:
+        raise ToolInputError(f"{name} is longer than {MAX_TEXT} characters")
+    return text
+
+
+_PRICE = re.compile(
+    r"^\s*(?:\$|usd)?\s*(\d+(?:[.,]\d{1,2})?)\s*(?:\$|usd|dollars?|долл\w*|\$us)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _price(name: str, value: Any) -> float | None:
+    """A price bound in US dollars; numbers or strings such as "$25" or "25 USD"."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ToolInputError(f"{name} must be a number of US dollars")
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str) and (match := _PRICE.match(value)):
+        number = float(match.group(1).replace(",", "."))
+    else:
+        raise ToolInputError(f"{name} must be a number of US dollars, got {value!r}")
+    if not math.isfinite(number) or number < 0:
+        raise ToolInputError(f"{name} must be a non-negative number of US dollars")
+    return round(number, 2)
+
+
+def _limit(value: Any) -> int:
+    if value is None:
+        return DEFAULT_LIMIT
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ToolInputError("limit must be an integer")
+    try:
+        number = int(float(value))
+    except ValueError:
+        raise ToolInputError(f"limit must be an integer, got {value!r}") from None
+    # Clamped rather than rejected: asking for 50 wines is a harmless excess, not an error.
+    return max(1, min(MAX_LIMIT, number))
+
+
+_NORMALIZERS = {
+    "color": normalize_color,
+    "country": normalize_country,
+    "region": normalize_region,
+    "grape": normalize_grape,
+    "sweetness": normalize_sweetness,
+}
+
+
+def parse_search_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Normalised filters (+ limit) as the search will run them, and notes on what changed."""
+    _reject_unknown(arguments, SEARCH_ARGUMENTS)
+    filters: dict[str, Any] = {}
+    notes: list[str] = []
+    for name in TEXT_FILTERS:
+        value = _text(name, arguments.get(name))
+        if value is not None:
+            try:
+                filters[name] = _NORMALIZERS[name](value)
+            except WordError as exc:
+                raise ToolInputError(str(exc)) from None
+    low = _price("min_price", arguments.get("min_price"))
+    high = _price("max_price", arguments.get("max_price"))
+    # Reversed bounds are swapped, not rejected: {20, 50} names one range either way round,
+    # so swapping guesses nothing. The swap is recorded and told to the model.
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+        notes.append(f"min_price was above max_price; swapped to {low:g}..{high:g}")
+    if low is not None:
+        filters["min_price"] = low
+    if high is not None:
+        filters["max_price"] = high
+    filters["limit"] = _limit(arguments.get("limit"))
+    return filters, notes
+
+
+def _clauses(filters: dict[str, Any]) -> list[Clause]:
+    clauses = []
+    for name, value in filters.items():
+        if name == "limit":
+            continue
+        if name == "country":
+            param: Any = word_key(value)
+        elif name == "region":
+            param = like_contains(word_key(value))
+        elif name == "grape":
+            param = like_contains(grape_match_key(value))
+        else:
+            param = value
+        clauses.append(Clause(FILTER_SQL[name], param))
+    return clauses
+
+
+def _wine_json(row: Row) -> dict[str, Any]:
+    return row.wine.model_dump()
+
+
+# --- search_wines ---------------------------------------------------------------------------
+
+_FILTER_HELP = (
+    f"color: one of {', '.join(COLORS)}; sweetness: one of {', '.join(SWEETNESS)}; "
+    "country, region and grape in English (Russian is understood too); prices in US dollars."
+)
+
+
+class SearchWines:
+    """Structured search: every given filter must hold; broadens when nothing matches."""
+
+    definition = ToolDef(
+        name="search_wines",
+        description=(
+            "Search the shop's wine catalog by concrete attributes: colour, country, region, "
+            "grape, sweetness and price range (US dollars). Use it whenever the customer names "
+            "any of these. All given filters must match; omit a filter to leave it open. "
+            "If nothing matches, the tool drops filters (region, grape, sweetness, price, "
+            "country, colour, in that order) and says so in `broadened` and `dropped_filters`: "
+            "those wines do NOT match the full request. " + _FILTER_HELP
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "color": {"type": "string", "description": f"one of {', '.join(COLORS)}"},
+                "country": {"type": "string", "description": "e.g. Italy, France, USA"},
+                "region": {"type": "string", "description": "e.g. Tuscany, Bordeaux, Rioja"},
+                "grape": {"type": "string", "description": "one grape, e.g. Pinot Noir"},
+                "sweetness": {"type": "string", "description": f"one of {', '.join(SWEETNESS)}"},
+                "min_price": {"type": "number", "description": "lowest price, US dollars"},
+                "max_price": {"type": "number", "description": "highest price, US dollars"},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "description": f"how many wines to return (default {DEFAULT_LIMIT})",
+                },
+            },
+            "additionalProperties": False,
+        },
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        filters, notes = parse_search_arguments(arguments)
+        catalog = catalog_for(ctx)
+        limit = filters["limit"]
+        rows, matched = catalog.filter(_clauses(filters), limit)
+        dropped: list[str] = []
+        if matched == 0:
+            rows, dropped = _broaden(catalog, filters, limit)
+        broadened = bool(dropped)
+        payload: dict[str, Any] = {
+            "filters": filters,
+            "matched": matched,
+            "broadened": broadened,
+            "wines": [_wine_json(r) for r in rows],
+        }
+        if broadened:
+            payload["dropped_filters"] = dropped
+            payload["message"] = (
+                "No wine matches all the filters. To find the closest wines these filters "
+                f"were dropped: {', '.join(dropped)}. The wines below do NOT match the full "
+                "request; tell the customer so."
+            )
+        elif not rows:
+            payload["message"] = "No wine in the catalog matches."
+        if notes:
+            payload["notes"] = notes
+        return ToolOutput(
+            content=to_json(payload),
+            normalized_arguments=filters,
+            data={
+                "catalog_db": str(catalog.path),
+                "matched": matched,
+                "rows": [r.wine.name for r in rows],
+                "row_count": len(rows),
+                "broadened": broadened,
+                "dropped_filters": dropped,
+                "notes": notes,
+            },
+        )
+
+
+def _broaden(
+    catalog: CatalogDb, filters: dict[str, Any], limit: int
+) -> tuple[list[Row], list[str]]:
+    """Drop filters in BROADEN_ORDER until some wine matches; the rows and what was dropped."""
+    remaining = {k: v for k, v in filters.items() if k != "limit"}
+    dropped: list[str] = []
+    for name in BROADEN_ORDER:
+        keys = PRICE_FILTERS if name == "price" else (name,)
+        present = [k for k in keys if k in remaining]
+        if not present:
+            continue
+        for key in present:
+            del remaining[key]
+        dropped.extend(present)
+        rows, _ = catalog.filter(_clauses(remaining), limit)
+        if rows:
+            return rows, dropped
+    return [], dropped
+
+
+# --- semantic_search ------------------------------------------------------------------------
+
+
+def fts_query(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: any of the terms, each as a quoted prefix.
+
+    Quoting makes every term a plain string to FTS5 (no operators, columns or NEAR from user
+    text); the terms are letters and digits only anyway. The prefix lets 'spic' find both
+    'spice' and 'spicy'.
+    """
+    return " OR ".join(f'"{stem(t)}"*' for t in terms)
+
+
+class SemanticSearch:
+    """Free-text search ranked by SQLite FTS5 bm25: lexical matching, not embeddings."""
+
+    definition = ToolDef(
+        name="semantic_search",
+        description=(
+            "Free-text search over wine names and tasting descriptions, for requests about "
+            "taste, aroma, style, food pairing or occasion (e.g. 'something fruity for fish'). "
+            "Ranking is lexical (SQLite FTS5 bm25 over words), NOT embeddings: it finds wines "
+            "whose descriptions share words with the query, so use plain descriptive words. "
+            "Russian taste and food words are translated to English first. For colour, "
+            "country, grape or price use search_wines."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "descriptive words"},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "description": f"how many wines to return (default {DEFAULT_LIMIT})",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        _reject_unknown(arguments, ("query", "limit"))
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ToolInputError("query must be a non-empty string")
+        if len(query) > MAX_QUERY:
+            raise ToolInputError(f"query is longer than {MAX_QUERY} characters")
+        terms = query_terms(query)
+        if not terms:
+            raise ToolInputError(
+                "query has no searchable words; describe taste, aroma, food or occasion"
+            )
+        limit = _limit(arguments.get("limit"))
+        match = fts_query(terms)
+        catalog = catalog_for(ctx)
+        rows = catalog.full_text(match, limit)
+        normalized = {"query": " ".join(terms), "limit": limit}
+        payload: dict[str, Any] = {
+            "query_terms": terms,
+            "matched": len(rows),
+            "ranking": "lexical full-text (SQLite FTS5 bm25), not embeddings",
+            "wines": [_wine_json(r) for r in rows],
+        }
+        if not rows:
+            payload["message"] = (
+                "No wine description shares a word with the query; try other words or search_wines."
+            )
+        return ToolOutput(
+            content=to_json(payload),
+            normalized_arguments=normalized,
+            data={
+                "catalog_db": str(catalog.path),
+                "terms": terms,
+                "fts_query": match,
+                "matched": len(rows),
+                "rows": [r.wine.name for r in rows],
+                "row_count": len(rows),
+                "scores": [r.score for r in rows],
+                "broadened": False,
+            },
+        )
+
+
+SEARCH_WINES = SearchWines()
+SEMANTIC_SEARCH = SemanticSearch()

@@ -26,7 +26,10 @@ class RetryPolicy:
     def delay_for(self, attempt: int, error: TransientProviderError) -> float:
         """Delay before retry number `attempt` (1-based)."""
         if error.retry_after is not None:
-            return min(error.retry_after, self.max_delay_s)
+            # The server said when: waiting less burns an attempt on a certain refusal. A
+            # little jitter keeps concurrent workers from waking together; `call` gives up
+            # if the wait does not fit the total budget.
+            return error.retry_after + self.rng.uniform(0, self.base_delay_s / 4)
         ceiling = min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1))
         return self.rng.uniform(0, ceiling)
 

@@ -76,7 +76,11 @@ def test_retry_after_is_honoured(server: FakeLLMServer, provider_name: str) -> N
     )
     sleeps = Sleeps()
     policy(sleeps).call(lambda: provider.complete(ask("hi"), timeout=10))
-    assert sleeps.delays == [3.0, 0.25]
+    # The full retry-after, plus at most a quarter of the base delay of jitter.
+    waits = sleeps.delays
+    assert len(waits) == 2
+    for wait, asked in zip(waits, [3.0, 0.25], strict=True):
+        assert asked <= wait <= asked + RetryPolicy().base_delay_s / 4
     provider.close()
 
 
@@ -144,3 +148,17 @@ def test_on_retry_reports_each_retry() -> None:
     result = policy(Sleeps()).call(flaky, on_retry=lambda n, exc, _d: seen.append((n, str(exc))))
     assert result == "done"
     assert seen == [(1, "a"), (2, "b")]
+
+
+def test_a_retry_after_past_the_total_budget_gives_up_at_once() -> None:
+    sleeps = Sleeps()
+    calls = []
+
+    def refuse() -> None:
+        calls.append(1)
+        raise TransientProviderError("rate limited", retry_after=120)
+
+    with pytest.raises(TransientProviderError):
+        policy(sleeps, total_budget_s=30).call(refuse)
+    assert calls == [1]
+    assert sleeps.delays == []

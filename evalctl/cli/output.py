@@ -9,8 +9,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 
 from evalctl.errors import EvalctlError
+from evalctl.secrets import redact
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -20,13 +22,13 @@ stderr = Console(stderr=True, highlight=False)
 
 def emit(model: M, as_json: bool, render: Callable[[M], None]) -> None:
     if as_json:
-        sys.stdout.write(model.model_dump_json(indent=2) + "\n")
+        sys.stdout.write(redact(model.model_dump_json(indent=2)) + "\n")
         sys.stdout.flush()
     else:
         render(model)
 
 
 def print_error(exc: EvalctlError) -> None:
-    stderr.print(f"[bold red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+    stderr.print("[bold red]error:[/]", escape(redact(exc.message)), soft_wrap=True)
     if exc.hint:
-        stderr.print(f"[dim]hint:[/] {exc.hint}", markup=True, soft_wrap=True)
+        stderr.print("[dim]hint:[/]", escape(redact(exc.hint)), soft_wrap=True)

@@ -28,6 +28,7 @@ from evalctl.results.document import (
     validate_document,
 )
 from evalctl.results.models import SCHEMA_VERSION, RunResult
+from evalctl.secrets import redact
 
 RESULTS_JSON = "results.json"
 RESULTS_TOML = "results.toml"
@@ -39,7 +40,11 @@ _USER_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EIS
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically; the directory must exist."""
+    """Replace `path` with `text` atomically; the directory must exist.
+
+    Every file evalctl writes goes through here, so API keys are redacted at this one point.
+    """
+    text = redact(text)
     directory = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

@@ -17,6 +17,7 @@ from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
 from evalctl.retry import RetryPolicy
 from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
+from evalctl.secrets import redact
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
 
 
@@ -105,7 +106,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
                 latency_ms=elapsed_ms(),
                 turns=len(responses),
                 usage=usage,
-                error=message,
+                error=redact(message),
                 server_crashed=crashed,
             ),
             tool_calls=spy.records,

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from evalctl.results.models import CaseResult
+from evalctl.secrets import redact
 
 
 class Journal:
@@ -13,7 +14,7 @@ class Journal:
         self.path = path
 
     def append(self, case: CaseResult) -> None:
-        line = case.model_dump_json() + "\n"
+        line = redact(case.model_dump_json()) + "\n"
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()

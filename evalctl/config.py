@@ -17,7 +17,8 @@ CONFIG_FILE = "evalctl.toml"
 class ProviderDefaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    anthropic_model: str = "claude-sonnet-4-5"
+    # claude-sonnet-4-5 reaches end of life on 2026-11-30 (per the SDK's deprecation table).
+    anthropic_model: str = "claude-sonnet-4-6"
     gemini_model: str = "gemini-2.5-flash"
     # Teams behind a gateway point the SDKs elsewhere; ANTHROPIC_BASE_URL is read by the SDK itself.
     gemini_base_url: str | None = None
@@ -30,6 +31,35 @@ class ModelPrice(BaseModel):
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+
+
+class GateSettings(BaseModel):
+    """`[gate]`: path globs (from the repository root; `**` spans directories) whose changes
+    make `evalctl gate` ask for the quality job. Setting a group replaces its defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # What the model is told: kinds build prompts, the runner assembles the conversation.
+    prompts: list[str] = Field(
+        default_factory=lambda: ["evalctl/scoring/**", "evalctl/runner/attempt.py", "prompts/**"]
+    )
+    cases: list[str] = Field(default_factory=lambda: ["cases/**", "evalctl/cases/**"])
+    baselines: list[str] = Field(default_factory=lambda: ["baselines/**"])
+    # The local inference path, down to the llama.cpp pin in pyproject.toml.
+    engine: list[str] = Field(
+        default_factory=lambda: [
+            "evalctl/server/**",
+            "evalctl/lifecycle/**",
+            "evalctl/providers/local.py",
+            "evalctl/models/**",
+            "proto/**",
+            "pyproject.toml",
+        ]
+    )
+    # What tool calls return shapes what the model does next.
+    tools: list[str] = Field(default_factory=lambda: ["evalctl/tools/**"])
+    # Settings that change what runs (default suites) and the job itself.
+    config: list[str] = Field(default_factory=lambda: ["evalctl.toml", ".github/workflows/ci.yml"])
 
 
 class Settings(BaseModel):
@@ -49,6 +79,7 @@ class Settings(BaseModel):
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)
     # Model name (or name prefix) -> price; merged over evalctl.cost.DEFAULT_PRICES.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    gate: GateSettings = Field(default_factory=GateSettings)
 
     @property
     def run_dir(self) -> Path:

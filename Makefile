@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup run test lint typecheck pytest proto bench clean
+.PHONY: setup run test lint typecheck pytest proto bench clean quality soak crash-test setup-browser
 
 setup: $(STAMP)
 
@@ -33,6 +33,30 @@ typecheck: setup
 
 pytest: setup
 	$(BIN)/pytest -q
+
+# The quality gate CI runs when `evalctl gate` says so (docs/ci.md): every shipped suite on the
+# embedded model, compared with the committed baseline. Reports land beside the results.
+QUALITY_SUITES ?= release-assets asset-triage sommelier
+QUALITY_OUT ?= results/quality
+
+quality: setup
+	$(BIN)/evalctl run --provider local $(addprefix --suite ,$(QUALITY_SUITES)) \
+		--out $(QUALITY_OUT) --junit $(QUALITY_OUT)/junit.xml --markdown $(QUALITY_OUT)/summary.md
+	$(BIN)/evalctl report $(QUALITY_OUT) --html $(QUALITY_OUT)/report.html \
+		--baseline baselines/local.json
+	$(BIN)/evalctl compare baselines/local.json $(QUALITY_OUT)
+
+# Optional, Debian as root: the Chromium tests/test_html_report.py renders reports in (the test
+# is skipped without one; docs/reports.md says why `setup` does not install it).
+setup-browser:
+	command -v chromium >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium)
+
+soak: setup
+	$(BIN)/evalctl soak --requests 25
+
+crash-test: setup
+	$(BIN)/evalctl crash-test
 
 proto: setup
 	$(PY) -m evalctl.server.protogen

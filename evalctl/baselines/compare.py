@@ -5,10 +5,15 @@ Status transitions, shared by both:
     before \\ after   pass         fail         flaky        error/skipped
     pass              unchanged    regression   regression   unscored
     fail              improvement  unchanged    improvement  unscored
-    flaky             changed      changed      unchanged    unscored
+    flaky             changed*     changed*     unchanged*   unscored
 
-A flaky baseline case that now passes or fails is *changed*, not gating: flakiness is the
-statement that either outcome is expected, and gating on it would make CI flaky.
+* A flaky case is judged on its pass rate when both sides carry pass counts (a baseline
+recorded with --repeats, a run with attempts): the change is a regression when the current
+Wilson 95% interval lies wholly below the baseline's (the rate really dropped), an
+improvement when it lies wholly above, and otherwise `changed` (or `unchanged`), which does
+not gate. Without counts a flaky baseline never gates: flakiness is the statement that
+either outcome is expected, and gating on one noisy outcome would make CI flaky.
+docs/flaky.md works through an example.
 
 Exit code of a baseline comparison (DESIGN.md): 1 on any regression or orphaned case,
 else 3 when a case could not be scored, else 0. A run diff is information, not a gate,
@@ -28,13 +33,29 @@ from evalctl.baselines.scope import in_scope
 from evalctl.errors import ExitCode
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.summary import summarize
+from evalctl.stats import dropped, rose, wilson_interval
 
 Change = Literal["regression", "improvement", "changed", "unchanged", "unscored"]
+Counts = tuple[int, int]  # (passed, runs)
 
 
-def classify(before: CaseStatus, after: CaseStatus) -> Change:
+def classify(
+    before: CaseStatus,
+    after: CaseStatus,
+    before_counts: Counts | None = None,
+    after_counts: Counts | None = None,
+) -> Change:
+    """The change from `before` to `after`; the counts, when both are known, decide for a
+    flaky `before` whether its pass rate credibly moved (see the module docstring)."""
     if after in ("error", "skipped"):
         return "unscored"
+    if before == "flaky" and _known(before_counts) and _known(after_counts):
+        assert before_counts is not None and after_counts is not None
+        if dropped(before_counts, after_counts):
+            return "regression"
+        if rose(before_counts, after_counts):
+            return "improvement"
+        return "unchanged" if after == "flaky" else "changed"
     if before == after:
         return "unchanged"
     if before == "pass":
@@ -45,7 +66,33 @@ def classify(before: CaseStatus, after: CaseStatus) -> Change:
     return "changed"
 
 
+def _known(counts: Counts | None) -> bool:
+    return counts is not None and counts[1] > 0
+
+
 # ---------------------------------------------------------------- baseline comparison
+
+
+class RateInterval(BaseModel):
+    """A pass count and its Wilson 95% interval."""
+
+    passed: int
+    runs: int
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, counts: Counts) -> RateInterval:
+        interval = wilson_interval(*counts)
+        return cls(
+            passed=counts[0],
+            runs=counts[1],
+            low=round(interval.low, 4),
+            high=round(interval.high, 4),
+        )
+
+    def describe(self) -> str:
+        return f"{self.passed}/{self.runs} (95% CI {self.low:.0%}-{self.high:.0%})"
 
 
 class CaseChange(BaseModel):
@@ -54,6 +101,10 @@ class CaseChange(BaseModel):
     current: CaseStatus
     # Names of the checks that failed now: the first thing a reader wants after the key.
     failed_checks: list[str] = []
+    # For a flaky baseline: both pass rates and why the change does or does not gate.
+    baseline_rate: RateInterval | None = None
+    current_rate: RateInterval | None = None
+    reason: str | None = None
 
 
 class NewCase(BaseModel):
@@ -79,7 +130,8 @@ class Comparison(BaseModel):
     run_model: str
     regressions: list[CaseChange] = []
     improvements: list[CaseChange] = []
-    # Flaky in the baseline, pass or fail now; reported, never gating.
+    # Flaky in the baseline, pass or fail now, with no credible change of pass rate (or no
+    # counts to judge one): reported, not gating.
     flaky_changes: list[CaseChange] = []
     orphaned: list[str] = []
     new: list[NewCase] = []
@@ -118,13 +170,18 @@ def compare_baseline(
             else:
                 out_of_scope += 1
             continue
-        change = classify(expected, case.status)
+        counts = baseline.pass_counts.get(key)
+        before_counts = counts.as_tuple() if counts else None
+        after_counts = case.pass_counts()
+        change = classify(expected, case.status, before_counts, after_counts)
         if change == "unscored":
             unscored.append(_unscored(case, in_baseline=True))
             continue
         entry = CaseChange(
             key=key, baseline=expected, current=case.status, failed_checks=_failed_checks(case)
         )
+        if expected == "flaky":
+            entry = _with_rates(entry, change, before_counts, after_counts)
         if change == "regression":
             regressions.append(entry)
         elif change == "improvement":
@@ -169,6 +226,36 @@ def compare_baseline(
         warnings=_mismatch_warnings(baseline, run),
         update_command=update_command(results_path, baseline_path),
         exit_code=int(code),
+    )
+
+
+def _with_rates(
+    entry: CaseChange, change: Change, before: Counts | None, after: Counts
+) -> CaseChange:
+    """Attach both pass rates to a flaky baseline's entry and say why it gates or not."""
+    current = RateInterval.of(after) if _known(after) else None
+    if before is None:
+        return entry.model_copy(
+            update={
+                "current_rate": current,
+                "reason": "the baseline holds no pass counts (not recorded with --repeats), "
+                "so a flaky case cannot gate; re-record it from `evalctl run --repeats N`",
+            }
+        )
+    was = RateInterval.of(before)
+    if current is None:
+        reason = "no scored runs to compare"
+    elif change == "regression":
+        reason = f"pass rate dropped: {current.describe()} now, {was.describe()} in the baseline"
+    elif change == "improvement":
+        reason = f"pass rate rose: {current.describe()} now, {was.describe()} in the baseline"
+    else:
+        reason = (
+            f"{current.describe()} now overlaps {was.describe()} in the baseline: "
+            "not a credible change"
+        )
+    return entry.model_copy(
+        update={"baseline_rate": was, "current_rate": current, "reason": reason}
     )
 
 
@@ -310,7 +397,7 @@ def _case_diff(key: str, a: CaseResult | None, b: CaseResult | None) -> CaseDiff
     elif b is None:
         change = "removed"
     else:
-        change = classify(a.status, b.status)
+        change = classify(a.status, b.status, a.pass_counts(), b.pass_counts())
     tokens_a = _tokens(a)
     tokens_b = _tokens(b)
     return CaseDiff(

@@ -8,9 +8,17 @@ familiar shape still reads; `build_baseline` always fills them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from evalctl.results.document import (
     Document,
@@ -28,6 +36,24 @@ SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (BASELINE_SCHEMA_VERSION,)
 BaselineStatus = Literal["pass", "fail", "flaky"]
 
 
+class PassCount(BaseModel):
+    """How often a case passed when the baseline was recorded with `--repeats`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: int = Field(ge=0)
+    runs: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _passed_within_runs(self) -> PassCount:
+        if self.passed > self.runs:
+            raise ValueError(f"passed ({self.passed}) exceeds runs ({self.runs})")
+        return self
+
+    def as_tuple(self) -> tuple[int, int]:
+        return self.passed, self.runs
+
+
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -40,6 +66,25 @@ class Baseline(BaseModel):
     evalctl_version: str | None = None
     source_run_id: str | None = None
     baselines: dict[str, BaselineStatus]
+    # Optional, beside `baselines` so the familiar shape stays: per case key, the pass count
+    # of a baseline recorded with --repeats. `compare` needs it to tell a real drop in a
+    # flaky case's pass rate from noise (docs/flaky.md).
+    pass_counts: dict[str, PassCount] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_counts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A baseline recorded without --repeats keeps exactly the familiar shape.
+        data: dict[str, Any] = handler(self)
+        if not self.pass_counts:
+            data.pop("pass_counts", None)
+        return data
+
+    @model_validator(mode="after")
+    def _counts_have_statuses(self) -> Baseline:
+        stray = sorted(set(self.pass_counts) - set(self.baselines))
+        if stray:
+            raise ValueError(f"pass_counts has keys that are not in baselines: {stray[:5]}")
+        return self
 
     @field_validator("baselines")
     @classmethod

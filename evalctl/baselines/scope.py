@@ -8,6 +8,9 @@ and writing a baseline from it would silently drop their expectations.
 `case_glob` the `--case` pattern, matched on the case id or the full key exactly like the
 case loader does. `RunSettings.suites` (what ran) is deliberately not used: a suite file
 deleted since the baseline must show up as orphaned cases, not as "not selected".
+
+A shard (`--shard i/n`) selects the keys that hash to it (evalctl.runner.shard), which is
+decided by the key alone, so a deleted case still counts as orphaned in its own shard.
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ from __future__ import annotations
 import fnmatch
 
 from evalctl.results.models import RunResult
+from evalctl.runner.shard import in_shard
 
 
 def is_filtered(run: RunResult) -> bool:
-    return bool(run.settings.suite_filter or run.settings.case_glob)
+    return bool(run.settings.suite_filter or run.settings.case_glob or run.settings.shard)
 
 
 def in_scope(run: RunResult, key: str) -> bool:
     """True when `run`'s selection would have included the case `key` had it existed."""
     suite, _, case_id = key.partition("/")
     if run.settings.suite_filter and suite not in run.settings.suite_filter:
+        return False
+    shard = run.settings.shard
+    if shard is not None and not in_shard(key, shard.index, shard.count):
         return False
     glob = run.settings.case_glob
     if glob:

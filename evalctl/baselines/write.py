@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalctl import __version__
-from evalctl.baselines.model import Baseline, BaselineStatus
+from evalctl.baselines.model import Baseline, BaselineStatus, PassCount
 from evalctl.baselines.scope import in_scope
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
@@ -66,11 +66,16 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
             "deliberately",
         )
     statuses: dict[str, BaselineStatus] = {}
+    counts: dict[str, PassCount] = {}
     for case in sorted(scored, key=lambda c: c.key):
         # The scored filter above guarantees one of the three; spelled out for the type checker.
         statuses[case.key] = (
             "pass" if case.status == "pass" else "flaky" if case.status == "flaky" else "fail"
         )
+        passed, runs = case.pass_counts()
+        # Only repeated cases: one run says nothing a status does not (docs/flaky.md).
+        if runs > 1:
+            counts[case.key] = PassCount(passed=passed, runs=runs)
     return Baseline(
         provider=run.provider.name,
         model=run.provider.model,
@@ -79,6 +84,7 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         evalctl_version=__version__,
         source_run_id=run.run_id,
         baselines=statuses,
+        pass_counts=counts,
     )
 
 
@@ -102,7 +108,9 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
         )
     kept = {k: v for k, v in existing.baselines.items() if not in_scope(run, k)}
     merged = dict(sorted({**kept, **fresh.baselines}.items()))
-    return fresh.model_copy(update={"baselines": merged}), len(kept)
+    kept_counts = {k: v for k, v in existing.pass_counts.items() if k in kept}
+    counts = dict(sorted({**kept_counts, **fresh.pass_counts}.items()))
+    return fresh.model_copy(update={"baselines": merged, "pass_counts": counts}), len(kept)
 
 
 def skipped_cases(run: RunResult) -> list[str]:

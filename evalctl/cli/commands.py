@@ -15,6 +15,9 @@ COMMAND_MODULES = (
     "compare",
     "models",
     "server",
+    "report",
+    "gate",
+    "merge",
 )
 
 

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from evalctl.baselines.compare import CaseChange, Comparison, RunDiff
+from evalctl.baselines.compare import CaseChange, Comparison, RateInterval, RunDiff
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, ExitCode, GateFailedError, InfraError
@@ -42,9 +42,19 @@ def _table(title: str, *columns: str) -> Table:
 def _changes_table(title: str, changes: list[CaseChange]) -> Table:
     table = _table(title, "case", "baseline", "now", "failed checks")
     for c in changes:
-        checks = ", ".join(c.failed_checks)
-        table.add_row(escape(c.key), _status(c.baseline), _status(c.current), escape(checks))
+        # A flaky baseline's entry is about pass rates; its reason says what they show.
+        detail = ", ".join(c.failed_checks)
+        if c.reason:
+            detail = f"{detail}; {c.reason}" if detail else c.reason
+        before = _status(c.baseline) + _rate(c.baseline_rate)
+        table.add_row(
+            escape(c.key), before, _status(c.current) + _rate(c.current_rate), escape(detail)
+        )
     return table
+
+
+def _rate(rate: RateInterval | None) -> str:
+    return "" if rate is None else f" {rate.passed}/{rate.runs}"
 
 
 def render_comparison(cmp: Comparison) -> None:
@@ -81,7 +91,10 @@ def render_comparison(cmp: Comparison) -> None:
         stdout.print(table)
     if cmp.flaky_changes:
         stdout.print(
-            _changes_table("[dim]Flaky in the baseline (not gating)[/]", cmp.flaky_changes)
+            _changes_table(
+                "[dim]Flaky in the baseline, no credible change (not gating)[/]",
+                cmp.flaky_changes,
+            )
         )
 
     if cmp.improvements or cmp.orphaned or cmp.new:
@@ -208,6 +221,12 @@ def compare(
     BASELINE RESULTS: regressions, orphaned, unscored, improvements and new cases.
 
     Exit 1 on a regression or orphaned case, else 3 if a case could not be scored, else 0.
+
+    A case flaky in the baseline gates only when its pass rate really dropped:
+    the run's Wilson 95% interval lies wholly below the baseline's.
+    Example: baseline 9/10, interval 60%-98%. With --repeats 10, a run passing
+    2/10 (6%-51%) is a regression; 5/10 (24%-76%) is not, nor is one failed run (0/1: 0%-79%).
+    This needs a baseline written from a --repeats run; see docs/flaky.md.
 
     RESULTS_A RESULTS_B: per-case status changes and latency/token deltas; exit 0.
 

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
-from evalctl.errors import ExitCode
-from evalctl.results.models import CaseStatus, Summary
+from evalctl.errors import BadInputError, ExitCode
+from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 
 
 class CaseLine(BaseModel):
@@ -21,6 +21,8 @@ class CaseLine(BaseModel):
     latency_ms: float
     error: str | None = None
     skip_reason: str | None = None
+    # With --repeats: "passed/runs (95% CI low-high)".
+    repeats: str | None = None
 
 
 class RunOutput(BaseModel):
@@ -31,6 +33,10 @@ class RunOutput(BaseModel):
     interrupted: bool
     summary: Summary
     cases: list[CaseLine]
+    resumed: bool = False
+    shard: str | None = None  # "i/n"
+    junit_path: str | None = None
+    markdown_path: str | None = None
 
 
 def _fmt_rate(rate: float | None) -> str:
@@ -44,6 +50,8 @@ def render(out: RunOutput) -> None:
     colours = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
     for line in out.cases:
         detail = line.error or line.skip_reason or ", ".join(line.failed_checks)
+        if line.repeats:
+            detail = f"{line.repeats}; {detail}" if detail else line.repeats
         colour = colours.get(line.status, "dim")
         table.add_row(line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", detail)
     stdout.print(table)
@@ -56,6 +64,9 @@ def render(out: RunOutput) -> None:
         f"tokens in/out {s.usage.input_tokens}/{s.usage.output_tokens}"
     )
     stdout.print(f"results: {out.results_path}")
+    for label, path in (("junit", out.junit_path), ("markdown", out.markdown_path)):
+        if path:
+            stdout.print(f"{label}: {path}")
 
 
 def run(
@@ -68,12 +79,30 @@ def run(
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Directory for results.json/.toml (default: results/<run-id>)."
     ),
-    repeats: int = typer.Option(1, "--repeats", min=1, help="Run each case N times."),
+    repeats: int | None = typer.Option(
+        None,
+        "--repeats",
+        min=1,
+        help="Run each case N times; pass rate with a 95% interval, flaky when some pass.",
+    ),
     concurrency: int = typer.Option(
         1, "--concurrency", "-j", min=1, help="Parallel cases (cloud providers only)."
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="Per-case timeout in seconds."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        metavar="RUN_DIR",
+        help="Continue an interrupted or killed run: run only the cases its journal lacks.",
+    ),
+    shard: str | None = typer.Option(
+        None, "--shard", metavar="I/N", help="Run only shard I of N (see `evalctl merge`)."
+    ),
+    junit: Path | None = typer.Option(None, "--junit", help="Also write JUnit XML here."),
+    markdown: Path | None = typer.Option(
+        None, "--markdown", help="Also write a Markdown summary here (and to $GITHUB_STEP_SUMMARY)."
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Run golden cases against a provider and write versioned results.
@@ -81,20 +110,52 @@ def run(
     Exits 0 when every case was scored, whatever the scores (failures are data; `evalctl
     compare` gates), 3 when a case ended in an infrastructure error, 130 when interrupted
     (the cases finished so far are kept).
+
+    --resume RUN_DIR continues a run that was interrupted or killed: only the cases missing
+    from its journal run, with its original selection; contradicting flags exit 2.
+    --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
     """
-    request = options.build_request(
-        provider=provider,
-        model=model,
-        suite=suite,
-        case=case,
-        script=script,
-        cases=cases,
-        out=out,
-        repeats=repeats,
-        concurrency=concurrency,
-        timeout=timeout,
-        show_progress=progress and not as_json,
-    )
+    from evalctl.runner.shard import parse_shard
+
+    shard_spec = parse_shard(shard) if shard is not None else None
+    if resume is not None:
+        if out is not None:
+            raise BadInputError(
+                "cannot be combined with --resume: the run keeps its directory", field="--out"
+            )
+        from evalctl.runner.resume import Overrides, resume_request
+
+        request = resume_request(
+            resume,
+            Overrides(
+                provider=provider,
+                model=model,
+                script=script,
+                paths=cases,
+                suites=suite,
+                case_glob=case,
+                repeats=repeats,
+                timeout_s=timeout,
+                shard=shard_spec,
+            ),
+            concurrency=concurrency,
+            show_progress=progress and not as_json,
+        )
+    else:
+        request = options.build_request(
+            provider=provider,
+            model=model,
+            suite=suite,
+            case=case,
+            script=script,
+            cases=cases,
+            out=out,
+            repeats=repeats or 1,
+            concurrency=concurrency,
+            timeout=timeout,
+            show_progress=progress and not as_json,
+        )
+        request.shard = shard_spec
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
@@ -115,13 +176,41 @@ def run(
                 latency_ms=c.latency_ms,
                 error=c.error,
                 skip_reason=c.skip_reason,
+                repeats=_repeats(c) if result.settings.repeats > 1 else None,
             )
             for c in result.cases
         ],
+        resumed=request.resume,
+        shard=f"{shard_spec[0]}/{shard_spec[1]}" if shard_spec else None,
     )
+    output.junit_path, output.markdown_path = _write_reports(result, junit, markdown)
     emit(output, as_json, render)
     if result.summary.errors:
         raise typer.Exit(int(ExitCode.INFRA))
+
+
+def _repeats(case: CaseResult) -> str | None:
+    passed, runs = case.pass_counts()
+    if runs == 0 or case.pass_ci_low is None or case.pass_ci_high is None:
+        return None
+    return f"passed {passed}/{runs} (95% CI {case.pass_ci_low:.0%}-{case.pass_ci_high:.0%})"
+
+
+def _write_reports(
+    result: RunResult, junit: Path | None, markdown: Path | None
+) -> tuple[str | None, str | None]:
+    """Write the requested renderings of `result`; they are views of results.json, which
+    stays the canonical record."""
+    junit_path = markdown_path = None
+    if junit is not None:
+        from evalctl.results.junit import write_junit
+
+        junit_path = str(write_junit(result, junit))
+    if markdown is not None:
+        from evalctl.results.markdown import write_markdown
+
+        markdown_path = str(write_markdown(result, markdown, options.environ()))
+    return junit_path, markdown_path
 
 
 def register(app: typer.Typer) -> None:

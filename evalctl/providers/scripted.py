@@ -102,8 +102,8 @@ class ScriptedProvider:
 
     def _replies_for(self, tag: str) -> list[ScriptedReply]:
         bare_id = tag.split("/", 1)[-1]
-        return self._script.cases.get(tag) or self._script.cases.get(bare_id) or (
-            self._script.default
+        return (
+            self._script.cases.get(tag) or self._script.cases.get(bare_id) or (self._script.default)
         )
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:

@@ -57,6 +57,10 @@ class CaseResult(_Strict):
     features: list[str] = Field(default_factory=list)
     attempts: list[Attempt] = Field(default_factory=list)
     pass_rate: float | None = None
+    # Wilson 95% interval of pass_rate over the scored repeats (evalctl.stats); None when no
+    # repeat was scored. With one repeat it is wide on purpose: one try proves little.
+    pass_ci_low: float | None = None
+    pass_ci_high: float | None = None
     checks: list[CheckResult] = Field(default_factory=list)
     latency_ms: float = 0.0
     usage: Usage = Field(default_factory=Usage)
@@ -70,11 +74,27 @@ class CaseResult(_Strict):
     skip_reason: str | None = None
     tokens_per_s: float | None = None
 
+    def pass_counts(self) -> tuple[int, int]:
+        """(passed, scored) over the attempts. Crash retries end in `error`, so they do not
+        count: what remains is one scored attempt per repeat."""
+        scored = [a.status for a in self.attempts if a.status in ("pass", "fail")]
+        return scored.count("pass"), len(scored)
+
 
 class ProviderInfo(_Strict):
     name: str
     model: str
     model_sha256: str | None = None
+
+
+class Shard(_Strict):
+    """This run is shard `index` of `count` (1-based) of a larger selection."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    # Every case key of the whole selection, in run order: lets `merge` check that the shards
+    # cover the selection exactly once and put the cases back in the unsharded order.
+    selection: list[str] = Field(default_factory=list)
 
 
 class RunSettings(_Strict):
@@ -90,6 +110,7 @@ class RunSettings(_Strict):
     suite_filter: list[str] = Field(default_factory=list)
     suite_versions: dict[str, str] = Field(default_factory=dict)
     case_glob: str | None = None
+    shard: Shard | None = None
 
 
 class Environment(_Strict):

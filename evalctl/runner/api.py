@@ -22,6 +22,10 @@ class RunRequest:
     timeout_s: float | None = None  # per case; default: suite's, else settings.case_timeout_s
     crash_retries: int = 1  # extra attempts for a case during which the local daemon died
     show_progress: bool = True
+    shard: tuple[int, int] | None = None  # (index, count), 1-based: run only that shard
+    # Continue the run in out_dir (see evalctl.runner.resume.resume_request, which builds
+    # such requests from the run's manifest).
+    resume: bool = False
 
 
 @dataclass

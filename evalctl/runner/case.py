@@ -8,6 +8,7 @@ from evalctl.providers.base import Provider
 from evalctl.results.models import CaseResult, CaseStatus
 from evalctl.retry import RetryPolicy
 from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write_repro
+from evalctl.stats import wilson_interval
 
 
 def _fold_status(outcomes: list[AttemptOutcome]) -> CaseStatus:
@@ -55,6 +56,8 @@ def run_case(
     usage = kept[0].attempt.usage
     for o in kept[1:]:
         usage = usage + o.attempt.usage
+    passes = sum(o.attempt.status == "pass" for o in scored)
+    interval = wilson_interval(passes, len(scored)) if scored else None
     return CaseResult(
         key=case.key,
         suite=case.suite,
@@ -62,11 +65,9 @@ def run_case(
         status=status,
         features=case.features,
         attempts=[o.attempt for o in all_attempts],
-        pass_rate=(
-            round(sum(o.attempt.status == "pass" for o in scored) / len(scored), 4)
-            if scored
-            else None
-        ),
+        pass_rate=round(passes / len(scored), 4) if scored else None,
+        pass_ci_low=round(interval.low, 4) if interval else None,
+        pass_ci_high=round(interval.high, 4) if interval else None,
         checks=last.checks,
         latency_ms=round(sum(o.attempt.latency_ms for o in kept) / len(kept), 1),
         usage=usage,

@@ -6,7 +6,7 @@ import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import FrameType
@@ -20,16 +20,17 @@ from evalctl.errors import EvalctlError, ExitCode
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create, detect
 from evalctl.results.io import write_run
-from evalctl.results.models import CaseResult, ProviderInfo, RunResult, RunSettings
+from evalctl.results.models import CaseResult, ProviderInfo, RunResult, RunSettings, Shard
 from evalctl.results.summary import summarize
 from evalctl.retry import RetryPolicy
-from evalctl.runner import environment
+from evalctl.runner import environment, resume
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import run_case, skipped_case
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.requirements import unmet_requirement
+from evalctl.runner.shard import in_shard
 from evalctl.scoring.kinds import get_kind
 from evalctl.tools.registry import get_tools
 
@@ -125,28 +126,22 @@ def _execute(
     provider: Provider,
     retry: RetryPolicy,
 ) -> RunOutcome:
-    run_id = new_run_id(provider.name)
-    out_dir = request.out_dir or settings.results_dir / run_id
-    out_dir.mkdir(parents=True, exist_ok=True)
     setups = _setups(suites, settings, request)
-    result = RunResult(
-        run_id=run_id,
-        started_at=_now(),
-        evalctl_version=__version__,
-        provider=ProviderInfo(
-            name=provider.name, model=provider.model, model_sha256=provider.model_sha256
-        ),
-        settings=RunSettings(
-            repeats=request.repeats,
-            timeout_s=request.timeout_s or settings.case_timeout_s,
-            suites=[s.name for s in suites],
-            suite_versions={s.name: s.table.version for s in suites},
-            # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
-            suite_filter=suite_filter,
-            case_glob=request.case_glob,
-        ),
-        environment=environment.capture(),
-    )
+    selection = [s.case.key for s in setups]
+    if request.shard is not None:
+        setups = [s for s in setups if in_shard(s.case.key, *request.shard)]
+    finished: dict[str, CaseResult] = {}
+    if request.resume:
+        assert request.out_dir is not None  # resume_request sets it
+        out_dir = request.out_dir
+        state = resume.load_state(out_dir, provider, suites, [s.case.key for s in setups])
+        result, finished = state.header, state.finished
+    else:
+        run_id = new_run_id(provider.name)
+        out_dir = request.out_dir or settings.results_dir / run_id
+        out_dir.mkdir(parents=True, exist_ok=True)
+        result = _header(request, settings, suites, suite_filter, provider, run_id, selection)
+        resume.start_fresh(out_dir, request, provider.name, result)
     skip_reasons = {s.name: unmet_requirement(s.table, provider, settings) for s in suites}
 
     def run_one(setup: CaseSetup) -> CaseResult:
@@ -163,11 +158,11 @@ def _execute(
         )
 
     workers = request.concurrency if provider.name in CONCURRENT_PROVIDERS else 1
-    finished: dict[str, CaseResult] = {}
-    journal = Journal(out_dir / "journal.jsonl")
+    pending = [s for s in setups if s.case.key not in finished]
+    journal = Journal(out_dir / resume.JOURNAL)
     interrupted = False
     with (
-        RunProgress(len(setups), enabled=request.show_progress) as progress,
+        RunProgress(len(pending), enabled=request.show_progress) as progress,
         _sigterm_as_interrupt(),
     ):
 
@@ -177,7 +172,7 @@ def _execute(
             progress.advance(case_result)
 
         try:
-            _run_all(setups, run_one, workers, record, progress)
+            _run_all(pending, run_one, workers, record, progress)
         except KeyboardInterrupt:
             interrupted = True
 
@@ -191,9 +186,44 @@ def _execute(
     results_path = write_run(result, out_dir)
     if interrupted:
         raise InterruptedRunError(
-            f"interrupted: kept {len(result.cases)} of {len(setups)} cases in {results_path}"
+            f"interrupted: kept {len(result.cases)} of {len(setups)} cases in {results_path}",
+            hint=f"continue with: evalctl run --resume {out_dir}",
         )
     return RunOutcome(result=result, out_dir=out_dir, results_path=results_path)
+
+
+def _header(
+    request: RunRequest,
+    settings: Settings,
+    suites: list[Suite],
+    suite_filter: list[str],
+    provider: Provider,
+    run_id: str,
+    selection: list[str],
+) -> RunResult:
+    return RunResult(
+        run_id=run_id,
+        started_at=_now(),
+        evalctl_version=__version__,
+        provider=ProviderInfo(
+            name=provider.name, model=provider.model, model_sha256=provider.model_sha256
+        ),
+        settings=RunSettings(
+            repeats=request.repeats,
+            timeout_s=request.timeout_s or settings.case_timeout_s,
+            suites=[s.name for s in suites],
+            suite_versions={s.name: s.table.version for s in suites},
+            # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
+            suite_filter=suite_filter,
+            case_glob=request.case_glob,
+            shard=(
+                Shard(index=request.shard[0], count=request.shard[1], selection=selection)
+                if request.shard
+                else None
+            ),
+        ),
+        environment=environment.capture(),
+    )
 
 
 def _run_all(
@@ -211,7 +241,9 @@ def _run_all(
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalctl-case")
     try:
         futures: list[Future[CaseResult]] = [pool.submit(run_one, s) for s in setups]
-        for future in futures:
+        # Journal each case as soon as it finishes, not in submission order: a kill must not
+        # lose finished cases that were waiting behind a slow one.
+        for future in as_completed(futures):
             record(future.result())
     finally:
         # On Ctrl-C, drop what has not started; finished cases are already recorded.

@@ -1,0 +1,148 @@
+"""Markdown summary of a run: for a pull request comment or a GitHub job summary.
+
+Short on purpose: the headline numbers, then only what needs a reader's attention (failed,
+errored, flaky, skipped cases), then every case folded away in a <details> block. GitHub
+renders the HTML subset used here (<details>, <summary>, <br>); other renderers show it as
+text, which still reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evalctl.errors import BadInputError
+from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.report_io import write_report
+
+_CELL_LIMIT = 160
+_ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a table cell: one line, no pipes, no HTML, bounded length."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) > _CELL_LIMIT:
+        text = text[: _CELL_LIMIT - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # Backslash-escape Markdown's own syntax that would otherwise change the cell's meaning.
+    for char in "\\|`*_[]":
+        text = text.replace(char, "\\" + char)
+    return " ".join(text.split())  # newlines would end the table row
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def _rate(case: CaseResult) -> str:
+    passed, runs = case.pass_counts()
+    if runs == 0:
+        return "-"
+    text = f"{passed}/{runs}"
+    if runs > 1 and case.pass_ci_low is not None and case.pass_ci_high is not None:
+        text += f" ({case.pass_ci_low:.0%}-{case.pass_ci_high:.0%})"
+    return text
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def to_markdown(run: RunResult) -> str:
+    s = run.summary
+    lines = [
+        f"## evalctl · {cell(run.provider.name)} · {cell(run.provider.model)}",
+        "",
+        f"**{s.passed}/{s.total} passed** ({_pct(s.pass_rate)} of scored) · {s.failed} failed · "
+        f"{s.flaky} flaky · {s.errors} errors · {s.skipped} skipped"
+        + (" · **interrupted**" if run.interrupted else ""),
+        "",
+    ]
+    metrics = [
+        [
+            "latency p50 / p95 / p99",
+            f"{s.latency_ms.p50:.0f} / {s.latency_ms.p95:.0f} / {s.latency_ms.p99:.0f} ms",
+        ],
+        ["first-try pass rate", _pct(s.first_try_rate)],
+        ["turns (mean)", f"{s.turns_mean:.2f}"],
+        ["tokens in / out", f"{s.usage.input_tokens} / {s.usage.output_tokens}"],
+    ]
+    if s.tokens_per_s is not None:
+        metrics.append(["tokens/s", f"{s.tokens_per_s:.1f}"])
+    if s.estimated_cost_usd is not None:
+        metrics.append(["estimated cost", f"${s.estimated_cost_usd:.4f}"])
+    if run.settings.repeats > 1:
+        metrics.append(["repeats per case", str(run.settings.repeats)])
+    if run.settings.shard is not None:
+        metrics.append(["shard", f"{run.settings.shard.index}/{run.settings.shard.count}"])
+    lines += _table(["metric", "value"], metrics)
+
+    failed = [c for c in run.cases if c.status == "fail"]
+    if failed:
+        rows = []
+        for case in failed:
+            for check in (c for c in case.checks if not c.passed):
+                rows.append(
+                    [cell(case.key), cell(check.name), cell(check.expected), cell(check.actual)]
+                )
+            if not any(not c.passed for c in case.checks):
+                rows.append([cell(case.key), "-", "-", "-"])
+        lines += [f"### ❌ Failed ({len(failed)})", ""]
+        lines += _table(["case", "check", "expected", "actual"], rows)
+    errors = [c for c in run.cases if c.status == "error"]
+    if errors:
+        lines += [f"### 💥 Errors ({len(errors)})", ""]
+        rows = [
+            [cell(c.key), cell(("server crashed: " if c.server_crashed else "") + (c.error or ""))]
+            for c in errors
+        ]
+        lines += _table(["case", "error"], rows)
+    flaky = [c for c in run.cases if c.status == "flaky"]
+    if flaky:
+        lines += [f"### 🎲 Flaky ({len(flaky)})", ""]
+        lines += _table(["case", "passed (95% CI)"], [[cell(c.key), _rate(c)] for c in flaky])
+    skipped = [c for c in run.cases if c.status == "skipped"]
+    if skipped:
+        lines += [f"### ⏭️ Skipped ({len(skipped)})", ""]
+        lines += _table(
+            ["case", "reason"], [[cell(c.key), cell(c.skip_reason or "")] for c in skipped]
+        )
+
+    lines += [f"<details><summary>All {len(run.cases)} cases</summary>", ""]
+    rows = [
+        [
+            cell(c.key),
+            f"{_ICONS.get(c.status, '')} {c.status}",
+            _rate(c),
+            f"{c.latency_ms:.0f} ms",
+            str(c.turns),
+        ]
+        for c in run.cases
+    ]
+    lines += _table(["case", "status", "passed", "latency", "turns"], rows)
+    lines += ["</details>", "", f"<sub>run {cell(run.run_id)}</sub>", ""]
+    return "\n".join(lines)
+
+
+def write_markdown(run: RunResult, path: Path, env: Mapping[str, str]) -> Path:
+    """Write the summary to `path`; also append it to `$GITHUB_STEP_SUMMARY` when set (GitHub
+    Actions renders that file on the job's page; appending keeps other steps' summaries)."""
+    text = to_markdown(run)
+    write_report(path, text)
+    step_summary = env.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        try:
+            with open(step_summary, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            raise BadInputError(
+                f"cannot append the summary: {exc.strerror}",
+                file=step_summary,
+                field="GITHUB_STEP_SUMMARY",
+            ) from None
+    return path

@@ -1,0 +1,264 @@
+"""Resuming a run that was interrupted or killed: `evalctl run --resume RUN_DIR`.
+
+A run directory holds two things that make this possible:
+- `manifest.json`, written atomically when the run starts: what was selected (provider,
+  model, suites, cases, repeats, shard, ...) and the run's header (run_id, start time,
+  settings, environment). SIGKILL never gives evalctl a chance to write anything at the end,
+  so everything the final file needs apart from the cases is written at the start.
+- `journal.jsonl`, one finished case per line, fsync'd as each case finishes
+  (evalctl.runner.journal): a kill loses at most the cases in flight.
+
+Resuming runs only the cases missing from the journal, with the original selection and
+run_id, and writes the results file a clean run would have written. It refuses (exit 2) when
+anything that decides the results differs: a flag naming another selection, a provider
+reporting another model, or suite files that changed since.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalctl.cases.schema import Suite
+from evalctl.errors import BadInputError
+from evalctl.providers.base import Provider
+from evalctl.results.io import RESULTS_JSON, RESULTS_TOML, write_json_atomic
+from evalctl.results.models import CaseResult, RunResult
+from evalctl.runner.api import RunRequest
+from evalctl.runner.journal import Journal
+
+MANIFEST = "manifest.json"
+JOURNAL = "journal.jsonl"
+MANIFEST_VERSION: Final = 1
+
+
+class Selection(BaseModel):
+    """The request fields that decide which cases run and how they are scored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    model: str | None = None
+    script: str | None = None
+    paths: list[str] | None = None
+    suites: list[str] = []
+    case_glob: str | None = None
+    repeats: int = 1
+    timeout_s: float | None = None
+    crash_retries: int = 1
+    shard: tuple[int, int] | None = None
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1] = MANIFEST_VERSION
+    kind: Literal["run_manifest"] = "run_manifest"
+    selection: Selection
+    # The run's header: everything of the final RunResult but the cases and the summary.
+    header: RunResult
+
+
+@dataclass
+class Overrides:
+    """Flags given together with --resume; None means "not given, keep the original"."""
+
+    provider: str | None = None
+    model: str | None = None
+    script: Path | None = None
+    paths: list[Path] | None = None
+    suites: list[str] | None = None
+    case_glob: str | None = None
+    repeats: int | None = None
+    timeout_s: float | None = None
+    shard: tuple[int, int] | None = None
+
+
+@dataclass
+class ResumeState:
+    header: RunResult
+    finished: dict[str, CaseResult] = field(default_factory=dict)
+
+
+def _abs(path: Path) -> str:
+    # Absolute, so a resume from another working directory still finds the same files.
+    return str(path.expanduser().resolve())
+
+
+def selection_of(request: RunRequest, provider_name: str) -> Selection:
+    return Selection(
+        provider=provider_name,
+        model=request.model,
+        script=_abs(request.script) if request.script else None,
+        paths=[_abs(p) for p in request.paths] if request.paths else None,
+        suites=list(request.suites),
+        case_glob=request.case_glob,
+        repeats=request.repeats,
+        timeout_s=request.timeout_s,
+        crash_retries=request.crash_retries,
+        shard=request.shard,
+    )
+
+
+def start_fresh(out_dir: Path, request: RunRequest, provider_name: str, header: RunResult) -> None:
+    """Record a new run in `out_dir`: its manifest, and no journal or results yet.
+
+    What an earlier run left in the same directory goes first: appending to its journal would
+    let a later resume mistake its cases for this run's, and its results.json, were this run
+    killed, would be read by `compare` as this run's.
+    """
+    for stale in (JOURNAL, RESULTS_JSON, RESULTS_TOML):
+        (out_dir / stale).unlink(missing_ok=True)
+    manifest = Manifest(selection=selection_of(request, provider_name), header=header)
+    write_json_atomic(out_dir / MANIFEST, manifest)
+
+
+def read_manifest(run_dir: Path) -> Manifest:
+    path = run_dir / MANIFEST
+    if not run_dir.is_dir():
+        raise BadInputError("not a run directory (no such directory)", file=str(run_dir))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInputError(
+            "no manifest.json: not a run directory, or written by an evalctl without resume",
+            file=str(path),
+            hint="pass the directory `evalctl run` printed (the one holding journal.jsonl)",
+        ) from None
+    try:
+        return Manifest.model_validate_json(text)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or None
+        raise BadInputError(
+            f"unreadable manifest: {err['msg']}", file=str(path), field=where
+        ) from None
+
+
+def resume_request(
+    run_dir: Path, given: Overrides, *, concurrency: int = 1, show_progress: bool = True
+) -> RunRequest:
+    """The request that continues the run in `run_dir`, refusing flags that contradict it."""
+    manifest = read_manifest(run_dir)
+    original = manifest.selection
+    asked: dict[str, tuple[Any, Any]] = {
+        "--provider": (given.provider, original.provider),
+        "--model": (given.model, original.model),
+        "--script": (_abs(given.script) if given.script else None, original.script),
+        "--cases": ([_abs(p) for p in given.paths] if given.paths else None, original.paths),
+        "--suite": (sorted(given.suites) if given.suites else None, sorted(original.suites)),
+        "--case": (given.case_glob, original.case_glob),
+        "--repeats": (given.repeats, original.repeats),
+        "--timeout": (given.timeout_s, original.timeout_s),
+        "--shard": (given.shard, original.shard),
+    }
+    for flag, (value, recorded) in asked.items():
+        if value is not None and value != recorded:
+            raise BadInputError(
+                f"run {manifest.header.run_id} was started with {_show(recorded)}, not "
+                f"{_show(value)}; a resumed run keeps its original selection",
+                field=flag,
+                hint="drop the flag to resume as started, or start a new run without --resume",
+            )
+    return RunRequest(
+        provider=original.provider,
+        model=original.model,
+        script=Path(original.script) if original.script else None,
+        paths=[Path(p) for p in original.paths] if original.paths else None,
+        suites=list(original.suites),
+        case_glob=original.case_glob,
+        out_dir=run_dir,
+        repeats=original.repeats,
+        concurrency=concurrency,
+        timeout_s=original.timeout_s,
+        crash_retries=original.crash_retries,
+        show_progress=show_progress,
+        shard=original.shard,
+        resume=True,
+    )
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "no value"
+    if isinstance(value, tuple):
+        return f"{value[0]}/{value[1]}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    return repr(value)
+
+
+def load_state(
+    run_dir: Path, provider: Provider, suites: list[Suite], keys: list[str]
+) -> ResumeState:
+    """The original header and the finished cases, after checking the run can go on as it
+    started: the same provider and model, the same suites at the same versions, and every
+    journaled case still among `keys` (the cases selected now)."""
+    manifest = read_manifest(run_dir)
+    header = manifest.header
+    recorded = header.provider
+    now = (provider.name, provider.model, provider.model_sha256)
+    if now != (recorded.name, recorded.model, recorded.model_sha256):
+        raise BadInputError(
+            f"the run was started on {recorded.name} · {recorded.model} "
+            f"(sha256 {recorded.model_sha256 or '-'}), the provider now reports "
+            f"{provider.name} · {provider.model} (sha256 {provider.model_sha256 or '-'}); "
+            "results from two models cannot be one run",
+            file=str(run_dir / MANIFEST),
+            field="header.provider",
+        )
+    versions = {s.name: s.table.version for s in suites}
+    if [s.name for s in suites] != header.settings.suites or versions != (
+        header.settings.suite_versions
+    ):
+        raise BadInputError(
+            f"the suites changed since the run started: it ran {_versions(header)}, the case "
+            f"files now hold {_versions_of(versions)}",
+            file=str(run_dir / MANIFEST),
+            field="header.settings.suite_versions",
+        )
+    journal_path = run_dir / JOURNAL
+    repair_journal(journal_path)
+    finished: dict[str, CaseResult] = {}
+    for case in Journal(journal_path).read():
+        finished[case.key] = case  # a case journaled twice: the later entry wins
+    gone = sorted(set(finished) - set(keys))
+    if gone:
+        raise BadInputError(
+            f"journaled cases are no longer in the case files: {', '.join(gone[:5])}",
+            file=str(journal_path),
+            hint="the case files changed since the run started; start a new run",
+        )
+    return ResumeState(header=header, finished=finished)
+
+
+def _versions(header: RunResult) -> str:
+    return _versions_of(
+        {s: header.settings.suite_versions.get(s, "?") for s in header.settings.suites}
+    )
+
+
+def _versions_of(versions: dict[str, str]) -> str:
+    return ", ".join(f"{name} v{version}" for name, version in versions.items()) or "no suites"
+
+
+def repair_journal(path: Path) -> None:
+    """Cut a last line left half-written by a kill, so new lines start on a line of their own.
+
+    (`Journal.read` skips such a line anyway; appending after it would glue the next case
+    onto it and lose that case too.)
+    """
+    try:
+        with path.open("rb+") as fh:
+            data = fh.read()
+            if not data or data.endswith(b"\n"):
+                return
+            fh.truncate(data.rfind(b"\n") + 1)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except FileNotFoundError:
+        return

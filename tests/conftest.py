@@ -20,6 +20,10 @@ def evalctl_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for var in ("EVALCTL_LOCAL_MODEL", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home
+    # No daemon may outlive its test, even one a failed assertion left behind.
+    from tests.local_helpers import kill_all
+
+    kill_all(home)
     shutil.rmtree(home, ignore_errors=True)
 
 

@@ -115,3 +115,20 @@ def verify(resolved: ResolvedModel) -> str:
             hint="the file is corrupt or was replaced; reinstall it with `make setup`",
         )
     return actual
+
+
+@dataclass(frozen=True)
+class ListedModel:
+    entry: ModelEntry
+    # None when the model's package is not installed.
+    path: Path | None
+    is_default: bool
+
+
+def list_models() -> list[ListedModel]:
+    """Every manifest model and where it is installed; nothing is hashed (that is `verify`)."""
+    manifest = load_manifest()
+    return [
+        ListedModel(entry, packaged_path(entry), entry.name == manifest.default)
+        for entry in manifest.model
+    ]

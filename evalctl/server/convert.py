@@ -30,13 +30,13 @@ _ROLE_TO_PB = {
 }
 _ROLE_FROM_PB = {v: k for k, v in _ROLE_TO_PB.items()}
 
-_STOP_TO_PB: dict[StopReason, int] = {
+_STOP_TO_PB: dict[StopReason, Any] = {
     "end_turn": pb.STOP_REASON_END_TURN,
     "tool_use": pb.STOP_REASON_TOOL_USE,
     "max_tokens": pb.STOP_REASON_MAX_TOKENS,
     "timeout": pb.STOP_REASON_TIMEOUT,
 }
-_STOP_FROM_PB: dict[int, StopReason] = {v: k for k, v in _STOP_TO_PB.items()}
+_STOP_FROM_PB: dict[Any, StopReason] = {v: k for k, v in _STOP_TO_PB.items()}
 
 
 class ConversionError(ValueError):

@@ -1,0 +1,205 @@
+"""The local provider's cost, measured in one run on the embedded model:
+
+1. generation tokens/s through LocalProvider (gRPC daemon) vs llama-cpp-python in-process,
+   same prompts, same greedy settings, same thread count (target: ratio >= 0.95);
+2. cold start, spawn -> ready (health SERVING and model loaded) (target: <= 2 s);
+3. schema-constrained vs unconstrained decode tokens/s on the same prompt, through the
+   daemon and in-process (about 0.6 is what llama-cpp-python's grammar costs here).
+
+Both sides evaluate the full prompt every time (the daemon resets its context before a
+seeded request; the in-process side calls `reset()`), and the two are interleaved prompt
+by prompt so that load from other processes hits both alike.
+
+    python benchmarks/bench_local.py [--rounds 2] [--max-tokens 128] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evalctl.chat import CompletionRequest, Message
+from evalctl.config import load_settings
+from evalctl.lifecycle.manager import DaemonManager, DaemonSpec
+from evalctl.models.manifest import resolve, verify
+from evalctl.providers.local import LocalProvider
+from evalctl.server.engine import REPEAT_PENALTY_GRAMMAR, REPEAT_PENALTY_TEXT, default_threads
+
+PROMPTS = [
+    "Write a short story about a lighthouse keeper who finds a message in a bottle.",
+    "Explain how a bicycle gear system works, step by step.",
+    "List ten ideas for a weekend trip and describe each in a sentence.",
+    "Describe the water cycle to a ten-year-old.",
+]
+SCHEMA_PROMPT = "Invent a fictional person and describe them: name, age, city, job and hobbies."
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "city": {"type": "string"},
+        "job": {"type": "string"},
+        "hobbies": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name", "age", "city", "job", "hobbies"],
+}
+TIMEOUT_S = 600.0
+
+
+def _in_process(llm: Any, prompt: str, max_tokens: int, schema: dict[str, Any] | None) -> Any:
+    """(tokens, wall seconds) of one plain, non-streamed chat completion: the fastest way to
+    use llama-cpp-python, and exact token counts from its usage."""
+    llm.reset()
+    started = time.perf_counter()
+    reply = llm.create_chat_completion(
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=0,
+        repeat_penalty=REPEAT_PENALTY_GRAMMAR if schema else REPEAT_PENALTY_TEXT,
+        **_format(schema),
+    )
+    return reply["usage"]["completion_tokens"], time.perf_counter() - started
+
+
+def _in_process_decode_rate(
+    llm: Any, prompt: str, max_tokens: int, schema: dict[str, Any] | None
+) -> float | None:
+    """Tokens/s after the first token, from a streamed completion (as the daemon reports)."""
+    llm.reset()
+    first = last = None
+    tokens = 0
+    for chunk in llm.create_chat_completion(
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=0,
+        repeat_penalty=REPEAT_PENALTY_GRAMMAR if schema else REPEAT_PENALTY_TEXT,
+        stream=True,
+        **_format(schema),
+    ):
+        if chunk["choices"][0]["delta"].get("content"):
+            now = time.perf_counter()
+            first = first or now
+            last = now
+            tokens += 1
+    return (tokens - 1) / (last - first) if first and last and last > first else None
+
+
+def _format(schema: dict[str, Any] | None) -> dict[str, Any]:
+    if schema is None:
+        return {}
+    return {"response_format": {"type": "json_object", "schema": schema}}
+
+
+def _daemon(provider: LocalProvider, prompt: str, max_tokens: int, schema: Any) -> Any:
+    """(tokens, wall seconds, decode tokens/s) through the provider, gRPC included."""
+    request = CompletionRequest(
+        messages=[Message.user(prompt)], max_tokens=max_tokens, json_schema=schema
+    )
+    started = time.perf_counter()
+    response = provider.complete(request, timeout=TIMEOUT_S)
+    wall = time.perf_counter() - started
+    return response.usage.output_tokens, wall, response.timings.tokens_per_s
+
+
+def _cold_start(settings: Any, spec: DaemonSpec, runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        manager = DaemonManager(settings, spec)
+        started = time.perf_counter()
+        manager.ensure_running()
+        samples.append(time.perf_counter() - started)
+        manager.stop(grace_s=2)
+        manager.close()
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=None, help="default: the daemon's")
+    parser.add_argument("--cold-runs", type=int, default=3)
+    args = parser.parse_args()
+    threads = args.threads or default_threads()
+
+    import llama_cpp
+
+    home = Path(tempfile.mkdtemp(prefix="evb-", dir="/tmp"))
+    os.environ["EVALCTL_HOME"] = str(home)
+    settings = load_settings(env=os.environ)
+    model = resolve(None)
+    sha = verify(model)
+    spec = DaemonSpec(model.path, model.name, sha, n_threads=threads, idle_timeout_s=600)
+    print(
+        f"model {model.name} ({model.path.stat().st_size / 2**20:.0f} MiB), "
+        f"llama-cpp-python {llama_cpp.__version__}, cpus {os.cpu_count()}, "
+        f"threads {threads} (generation and prompt), load avg {os.getloadavg()[0]:.2f}"
+    )
+
+    cold = _cold_start(settings, spec, args.cold_runs)
+
+    provider = LocalProvider(settings, model, sha, n_threads=threads, idle_timeout_s=600)
+    kwargs: dict[str, Any] = {"model_path": str(model.path), "n_ctx": spec.n_ctx}
+    kwargs.update(seed=0, verbose=False)
+    kwargs.update(n_threads=threads, n_threads_batch=threads)
+    llm = llama_cpp.Llama(**kwargs)
+    try:
+        # Warm both (first-call allocations, page cache), untimed.
+        _daemon(provider, "Hi", 8, None)
+        _in_process(llm, "Hi", 8, None)
+        local_tok = local_s = inproc_tok = inproc_s = 0.0
+        for _ in range(args.rounds):
+            for prompt in PROMPTS:
+                t, s, _ = _daemon(provider, prompt, args.max_tokens, None)
+                local_tok, local_s = local_tok + t, local_s + s
+                t, s = _in_process(llm, prompt, args.max_tokens, None)
+                inproc_tok, inproc_s = inproc_tok + t, inproc_s + s
+        schema_rates: dict[str, list[float]] = {k: [] for k in ("dc", "du", "ic", "iu")}
+        for _ in range(args.rounds):
+            for key, fn, schema in (
+                ("dc", "daemon", SCHEMA),
+                ("du", "daemon", None),
+                ("ic", "inproc", SCHEMA),
+                ("iu", "inproc", None),
+            ):
+                if fn == "daemon":
+                    _, _, rate = _daemon(provider, SCHEMA_PROMPT, args.max_tokens, schema)
+                else:
+                    rate = _in_process_decode_rate(llm, SCHEMA_PROMPT, args.max_tokens, schema)
+                if rate:
+                    schema_rates[key].append(rate)
+    finally:
+        provider.stop_daemon(grace_s=2)
+        provider.close()
+        llm.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+    local_rate = local_tok / local_s
+    inproc_rate = inproc_tok / inproc_s
+    med = {k: statistics.median(v) if v else float("nan") for k, v in schema_rates.items()}
+    print(f"generation through LocalProvider  {local_rate:7.2f} tok/s  ({local_tok:.0f} tokens)")
+    print(f"generation in-process             {inproc_rate:7.2f} tok/s  ({inproc_tok:.0f} tokens)")
+    print(f"ratio LocalProvider / in-process  {local_rate / inproc_rate:7.3f}  (target >= 0.95)")
+    print(
+        f"cold start spawn -> ready         {statistics.median(cold):7.2f} s median of "
+        f"{len(cold)} ({', '.join(f'{c:.2f}' for c in cold)})  (target <= 2 s)"
+    )
+    print(f"decode, schema vs free, daemon    {med['dc']:7.2f} / {med['du']:.2f} tok/s")
+    print(f"decode, schema vs free, in-proc   {med['ic']:7.2f} / {med['iu']:.2f} tok/s")
+    print(f"ratio constrained / free, daemon  {med['dc'] / med['du']:7.3f}")
+    print(f"ratio constrained / free, in-proc {med['ic'] / med['iu']:7.3f}  (llama-cpp-python)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""`evalctl models list|verify`: the models evalctl knows, and whether a file is intact."""
+
+from __future__ import annotations
+
+import typer
+from pydantic import BaseModel
+from rich.table import Table
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+
+models_app = typer.Typer(help="List and verify local GGUF models.", no_args_is_help=True)
+
+
+class ModelRow(BaseModel):
+    name: str
+    default: bool
+    installed: bool
+    path: str | None
+    size: int
+    sha256: str
+    package: str
+    description: str
+
+
+class ModelsListing(BaseModel):
+    models: list[ModelRow]
+
+
+class VerifyReport(BaseModel):
+    name: str
+    path: str
+    size: int
+    sha256: str
+    # None for a GGUF outside the manifest: there is nothing to compare against.
+    expected_sha256: str | None
+    ok: bool
+
+
+def _render_listing(listing: ModelsListing) -> None:
+    table = Table()
+    for column in ("model", "installed", "size", "sha256", "path"):
+        table.add_column(column, overflow="fold")
+    for row in listing.models:
+        name = row.name + (" (default)" if row.default else "")
+        installed = "[green]yes[/]" if row.installed else f"[yellow]no[/] (pip {row.package})"
+        size = f"{row.size / 1024 / 1024:.1f} MiB"
+        table.add_row(name, installed, size, row.sha256[:12] + "…", row.path or "-")
+    stdout.print(table)
+
+
+def _render_verify(report: VerifyReport) -> None:
+    known = "matches the manifest" if report.expected_sha256 else "not in the manifest"
+    stdout.print(f"[green]ok[/] {report.name}: sha256 {report.sha256} ({known})")
+    stdout.print(f"   {report.path} ({report.size} bytes)")
+
+
+@models_app.command("list")
+def list_models(as_json: bool = options.JSON) -> None:
+    """List the models in the manifest: installed or not, path, size and SHA256."""
+    from evalctl.models.manifest import list_models as listed
+
+    rows = [
+        ModelRow(
+            name=m.entry.name,
+            default=m.is_default,
+            installed=m.path is not None,
+            path=str(m.path) if m.path else None,
+            size=m.entry.size,
+            sha256=m.entry.sha256,
+            package=m.entry.pip_requirement,
+            description=m.entry.description,
+        )
+        for m in listed()
+    ]
+    emit(ModelsListing(models=rows), as_json, _render_listing)
+
+
+@models_app.command("verify")
+def verify_model(
+    model: str | None = typer.Argument(
+        None, help="Manifest name or GGUF path (default: EVALCTL_LOCAL_MODEL, else the default)."
+    ),
+    as_json: bool = options.JSON,
+) -> None:
+    """Hash a model file and compare with the manifest; a mismatch exits 2."""
+    from evalctl.models.manifest import resolve, verify
+
+    resolved = resolve(model or options.settings_from_env().local_model)
+    sha = verify(resolved)  # raises BadInputError (exit 2) on a mismatch
+    report = VerifyReport(
+        name=resolved.name,
+        path=str(resolved.path),
+        size=resolved.path.stat().st_size,
+        sha256=sha,
+        expected_sha256=resolved.expected_sha256,
+        ok=True,
+    )
+    emit(report, as_json, _render_verify)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(models_app, name="models")

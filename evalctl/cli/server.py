@@ -1,0 +1,162 @@
+"""`evalctl server serve|start|stop|status`: the local inference daemon by hand.
+
+`serve` runs the daemon in the foreground (what `start` spawns in the background);
+`start`, `stop` and `status` act on the daemon of one model, found by the model's hash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from pydantic import BaseModel
+from rich.table import Table
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError
+
+if TYPE_CHECKING:
+    from evalctl.providers.local import LocalProvider
+
+server_app = typer.Typer(help="Run and manage the local inference daemon.", no_args_is_help=True)
+
+IDLE = typer.Option(
+    "5m", "--idle-timeout", help="Exit after this long without requests (0: never)."
+)
+THREADS = typer.Option(None, "--threads", help="llama.cpp threads (default: half the cores).")
+N_CTX = typer.Option(4096, "--n-ctx", help="Context window in tokens.")
+
+
+def _duration(text: str, flag: str) -> float:
+    from evalctl.server.options import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise BadInputError(str(exc), field=flag) from None
+
+
+def _provider(
+    model: str | None,
+    *,
+    idle: str = "5m",
+    threads: int | None = None,
+    n_ctx: int = 4096,
+    verify_file: bool = True,
+) -> LocalProvider:
+    from evalctl.models.manifest import resolve, sha256_file, verify
+    from evalctl.providers.local import LocalProvider
+
+    settings = options.settings_from_env()
+    resolved = resolve(model or settings.local_model)
+    if verify_file:
+        sha = verify(resolved)
+    else:
+        # stop/status only need the hash that keys the daemon, not a verified file.
+        sha = resolved.expected_sha256 or sha256_file(resolved.path)
+    return LocalProvider(
+        settings,
+        resolved,
+        sha,
+        n_ctx=n_ctx,
+        n_threads=threads,
+        idle_timeout_s=_duration(idle, "--idle-timeout"),
+    )
+
+
+def _render_status(status: BaseModel) -> None:
+    data = status.model_dump()
+    if not data["running"]:
+        stdout.print(f"not running (socket {data['socket']})")
+        return
+    table = Table(show_header=False)
+    table.add_column("field", style="dim")
+    table.add_column("value", overflow="fold")
+    for key, value in data.items():
+        table.add_row(key, str(value))
+    stdout.print(table)
+
+
+@server_app.command("serve")
+def serve(
+    model: Path = typer.Option(..., "--model", help="Path to the .gguf file."),
+    socket: Path = typer.Option(..., "--socket", help="Unix socket to listen on."),
+    idle_timeout: str = IDLE,
+    threads: int | None = THREADS,
+    n_ctx: int = N_CTX,
+    log: Path | None = typer.Option(None, "--log", help="JSON-lines log file (default: stderr)."),
+    model_name: str = typer.Option("", "--model-name", help="Name shown in status."),
+    grace: str = typer.Option("10s", "--grace", help="How long in-flight work may finish."),
+) -> None:
+    """Serve one model over gRPC in the foreground until SIGTERM, Shutdown or idle."""
+    from evalctl.server.__main__ import run
+    from evalctl.server.options import DaemonOptions
+
+    run(
+        DaemonOptions(
+            model_path=model,
+            socket_path=socket,
+            model_name=model_name,
+            idle_timeout_s=_duration(idle_timeout, "--idle-timeout"),
+            grace_s=_duration(grace, "--grace"),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            log_path=log,
+        )
+    )
+
+
+@server_app.command("start")
+def start(
+    model: str | None = options.MODEL,
+    idle_timeout: str = IDLE,
+    threads: int | None = THREADS,
+    n_ctx: int = N_CTX,
+    as_json: bool = options.JSON,
+) -> None:
+    """Start the daemon for a model (if not running) and wait until it is ready."""
+    provider = _provider(model, idle=idle_timeout, threads=threads, n_ctx=n_ctx)
+    try:
+        emit(provider.ensure_running(), as_json, _render_status)
+    finally:
+        provider.close()
+
+
+@server_app.command("stop")
+def stop(
+    model: str | None = options.MODEL,
+    grace: str = typer.Option("10s", "--grace", help="How long in-flight work may finish."),
+    as_json: bool = options.JSON,
+) -> None:
+    """Stop the daemon: Shutdown RPC, then SIGTERM, then SIGKILL, each bounded."""
+    from evalctl.errors import InfraError
+
+    provider = _provider(model, verify_file=False)
+    result = provider.stop_daemon(grace_s=_duration(grace, "--grace"))
+
+    def render(r: BaseModel) -> None:
+        data = r.model_dump()
+        if data["how"] == "not_running":
+            stdout.print("not running")
+        else:
+            stdout.print(f"stopped pid {data['pid']} ({data['how']}, {data['seconds']:.2f}s)")
+
+    emit(result, as_json, render)
+    if not result.stopped:
+        raise InfraError(f"could not stop the daemon (pid {result.pid})")
+
+
+@server_app.command("status")
+def status(model: str | None = options.MODEL, as_json: bool = options.JSON) -> None:
+    """Show whether the model's daemon runs, and its pid, uptime and requests served."""
+    provider = _provider(model, verify_file=False)
+    try:
+        emit(provider.status(), as_json, _render_status)
+    finally:
+        provider.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(server_app, name="server")

@@ -1,0 +1,206 @@
+"""The local provider: a gRPC client of the llama.cpp daemon, which it starts on demand.
+
+Failure semantics (what the runner sees):
+- the daemon died *between* requests: the next `complete()` notices (its pid is gone),
+  respawns it through `ensure_running()` and succeeds; nothing is raised;
+- the daemon died *during* a request (UNAVAILABLE / broken connection, and its pid is
+  gone): the channel is dropped and `ServerCrashedError` is raised; the next `complete()`
+  respawns;
+- the daemon is alive but unreachable or stopping: `TransientProviderError` (retried by
+  the shared policy, which ends up in the respawn path above);
+- gRPC DEADLINE_EXCEEDED: a response with stop_reason "timeout" and no content. The
+  daemon normally answers with stop_reason "timeout" itself before the deadline; when the
+  deadline still wins (a long prompt evaluation, a queue behind other requests), the case
+  ran out of time either way, and retrying would only spend the same budget again;
+- INVALID_ARGUMENT (context overflow, bad schema, unknown tool): `ProviderError` with the
+  daemon's message, including token counts; the daemon keeps serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.config import Settings
+from evalctl.errors import BadInputError
+from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
+from evalctl.models.manifest import ResolvedModel, resolve, sha256_file, verify
+from evalctl.providers.base import (
+    CAP_JSON_SCHEMA,
+    CAP_TOOLS,
+    ProviderError,
+    ServerCrashedError,
+    TransientProviderError,
+)
+from evalctl.providers.registry import ProviderOptions
+from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
+
+# The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
+# own "timeout" reply (with the partial output) normally arrives first.
+RPC_SLACK_S = 2.0
+# How long a daemon that dropped our connection may take to finish dying.
+DEATH_WAIT_S = 2.0
+
+
+class LocalProvider:
+    name = "local"
+
+    def __init__(
+        self,
+        settings: Settings,
+        model: ResolvedModel,
+        sha256: str,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        start_timeout_s: float | None = None,
+    ):
+        self._model = model
+        self._sha256 = sha256
+        spec = DaemonSpec(
+            model_path=model.path,
+            model_name=model.name,
+            model_sha256=sha256,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            idle_timeout_s=idle_timeout_s,
+        )
+        extra = {} if start_timeout_s is None else {"start_timeout_s": start_timeout_s}
+        self.manager = DaemonManager(settings, spec, before_spawn=self._reverify, **extra)
+        self._pid: int | None = None
+
+    # -- Provider protocol ------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        return self._model.name
+
+    @property
+    def model_sha256(self) -> str | None:
+        return self._sha256
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        import grpc
+
+        from evalctl.server import convert
+
+        if self._pid is None or not self.manager.owner_alive(self._pid):
+            # First request, or the daemon went away since the last one: (re)start it.
+            self.manager.drop_client()
+            self.ensure_running()
+        timeout = max(timeout, 0.1)
+        message = convert.request_to_pb(request, timeout_s=timeout)
+        try:
+            reply = self.manager.client().complete(message, timeout=timeout + RPC_SLACK_S)
+        except grpc.RpcError as exc:
+            return self._on_rpc_error(exc)
+        except ValueError as exc:
+            # An RPC on a closed channel raises ValueError, not RpcError.
+            self._forget_daemon()
+            raise TransientProviderError(f"the daemon connection was closed: {exc}") from None
+        return convert.response_from_pb(reply)
+
+    def close(self) -> None:
+        # The daemon stays up for other requests and processes; its idle timeout ends it.
+        self.manager.close()
+
+    # -- daemon access (runner, stability commands, tests) ----------------------------
+
+    def ensure_running(self) -> DaemonStatus:
+        """Start the daemon if needed and wait until it serves; returns its status."""
+        status = self.manager.ensure_running()
+        self._pid = status.pid
+        return status
+
+    @property
+    def daemon_pid(self) -> int | None:
+        """The pid of the daemon serving this model, or None if none is running."""
+        if self._pid is not None and self.manager.owner_alive(self._pid):
+            return self._pid
+        return self.manager.pid
+
+    def status(self) -> DaemonStatus:
+        return self.manager.status()
+
+    def stop_daemon(self, *, grace_s: float | None = None) -> StopResult:
+        result = self.manager.stop(grace_s=grace_s)
+        self._pid = None
+        return result
+
+    # -- internals --------------------------------------------------------------------
+
+    def _reverify(self) -> None:
+        # The file was hashed when the provider was created; hash again before any daemon
+        # loads it, so a file swapped in the meantime is refused too.
+        if self._model.expected_sha256 is not None:
+            verify(self._model)
+            return
+        actual = sha256_file(self._model.path)
+        if actual != self._sha256:
+            raise BadInputError(
+                f"model file changed since it was verified: expected {self._sha256}, got {actual}",
+                file=str(self._model.path),
+            )
+
+    def _forget_daemon(self) -> None:
+        self.manager.drop_client()
+
+    def _on_rpc_error(self, exc: object) -> CompletionResponse:
+        import grpc
+
+        assert isinstance(exc, grpc.RpcError)
+        code = exc.code()
+        details = exc.details() or str(code)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return CompletionResponse(stop_reason="timeout", model=self.model)
+        if code == grpc.StatusCode.INVALID_ARGUMENT:
+            raise ProviderError(f"the local daemon rejected the request: {details}") from None
+        pid = self._pid
+        if pid is not None and self.manager.wait_gone(pid, DEATH_WAIT_S):
+            self._forget_daemon()
+            raise ServerCrashedError(
+                f"the inference daemon (pid {pid}) died during the request ({code.name}: "
+                f"{details})",
+                hint=f"its logs: {self.manager.paths.log} and {self.manager.paths.stderr}",
+            ) from None
+        if code == grpc.StatusCode.UNAVAILABLE:
+            self._forget_daemon()
+            raise TransientProviderError(
+                f"the inference daemon is unavailable: {details}"
+            ) from None
+        if code == grpc.StatusCode.INTERNAL:
+            raise TransientProviderError(f"the inference daemon failed: {details}") from None
+        raise ProviderError(f"the inference daemon failed ({code.name}): {details}") from None
+
+
+def _setting(extra: Mapping[str, str], env: Mapping[str, str], key: str, var: str) -> str | None:
+    return extra.get(key) or env.get(var) or None
+
+
+def create(options: ProviderOptions) -> LocalProvider:
+    """Resolve and verify the model (SHA256) first: nothing loads an unverified file."""
+    resolved = resolve(options.model or options.settings.local_model)
+    sha256 = verify(resolved)
+    threads = _setting(options.extra, options.env, "threads", "EVALCTL_LOCAL_THREADS")
+    n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
+    idle = _setting(options.extra, options.env, "idle_timeout", "EVALCTL_IDLE_TIMEOUT")
+    try:
+        return LocalProvider(
+            options.settings,
+            resolved,
+            sha256,
+            n_ctx=int(n_ctx) if n_ctx else DEFAULT_N_CTX,
+            n_threads=int(threads) if threads else None,
+            idle_timeout_s=parse_duration(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
+        )
+    except ValueError as exc:
+        raise BadInputError(
+            f"invalid local provider setting: {exc}",
+            hint="EVALCTL_LOCAL_THREADS and EVALCTL_LOCAL_N_CTX take integers; "
+            "EVALCTL_IDLE_TIMEOUT a duration such as 5m",
+        ) from None

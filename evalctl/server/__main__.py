@@ -1,0 +1,23 @@
+"""`python -m evalctl.server ...`: how the lifecycle manager spawns the daemon."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from evalctl.server.daemon import Daemon
+from evalctl.server.options import DaemonOptions, parse_argv
+
+
+def run(options: DaemonOptions) -> None:
+    """Serve, then exit the process with the daemon's status."""
+    code = Daemon(options).run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: the socket, lock and log are already closed, and
+    # finalizers of gRPC's and llama.cpp's native threads can hang or crash at exit.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    run(parse_argv(sys.argv[1:]))

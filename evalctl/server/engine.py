@@ -1,0 +1,347 @@
+"""One llama.cpp model and context, serving one request at a time.
+
+A `Llama` instance is not thread-safe (concurrent use ended in GGML_ASSERT and SIGSEGV),
+so every request holds `_lock` from prompt evaluation to its last token, streamed or not.
+Generation runs token by token through `Llama.generate`, which lets the engine count
+tokens exactly, stop on a deadline or a cancelled RPC between two tokens, and stream
+deltas without re-detokenizing the whole reply at every step.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalctl.chat import (
+    CompletionRequest,
+    CompletionResponse,
+    StopReason,
+    Timings,
+    ToolCall,
+    Usage,
+)
+from evalctl.server import toolcalls
+from evalctl.server.prompt import (
+    CHATML_TEMPLATE,
+    BadRequestError,
+    Plan,
+    PromptBuilder,
+    call_from_json,
+)
+
+# Sampling: top-k/top-p/min-p are llama-cpp-python's chat defaults and do nothing at
+# temperature 0 (greedy). A mild repeat penalty keeps a small model out of loops in free
+# text; under a grammar it would only push the model off the JSON it must write.
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+REPEAT_PENALTY_TEXT = 1.1
+REPEAT_PENALTY_GRAMMAR = 1.0
+GRAMMAR_CACHE_SIZE = 32
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    model_path: Path
+    model_name: str
+    # llama-cpp-python's default is 512, far too small for tool conversations.
+    n_ctx: int = 4096
+    # None: default_threads(). Tests on busy machines pass 1.
+    n_threads: int | None = None
+    n_batch: int = 512
+
+
+def default_threads() -> int:
+    """Half the cores, as llama.cpp picks for generation (physical cores, usually)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+class ContextOverflowError(ValueError):
+    def __init__(self, prompt_tokens: int, n_ctx: int, max_tokens: int):
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+        super().__init__(
+            f"prompt is {prompt_tokens} tokens but the context window is {n_ctx} tokens "
+            f"(requested max_tokens {max_tokens}); shorten the conversation"
+        )
+
+
+@dataclass
+class EngineResult:
+    response: CompletionResponse
+    prompt: str
+    prompt_tokens: int
+    queue_ms: float
+
+
+DeltaSink = Callable[[str], None]
+
+
+class Engine:
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self._lock = threading.Lock()
+        self._llm: Any = None
+        self._builder: PromptBuilder | None = None
+        self._grammars: OrderedDict[str, Any] = OrderedDict()
+        self._is_eog: Callable[[int], bool] = lambda _token: False
+
+    @property
+    def loaded(self) -> bool:
+        return self._llm is not None
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llm.n_ctx()) if self._llm is not None else self.config.n_ctx
+
+    @property
+    def n_threads(self) -> int:
+        return int(self._llm.n_threads) if self._llm is not None else self.config.n_threads or 0
+
+    def load(self) -> None:
+        import llama_cpp
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        kwargs: dict[str, Any] = {
+            "model_path": str(self.config.model_path),
+            "n_ctx": self.config.n_ctx,
+            "n_batch": self.config.n_batch,
+            "seed": 0,
+            "verbose": False,
+        }
+        # Prompt evaluation uses as many threads as generation. llama.cpp's default (every
+        # core for the batch) made prompt evaluation 3-5x slower on 2 busy cores here: its
+        # threads busy-wait for each other, and any other load stalls them all.
+        threads = self.config.n_threads or default_threads()
+        kwargs["n_threads"] = threads
+        kwargs["n_threads_batch"] = threads
+        llm = llama_cpp.Llama(**kwargs)
+        template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
+        eos_id, bos_id = llm.token_eos(), llm.token_bos()
+        formatter = Jinja2ChatFormatter(
+            template,
+            eos_token=llm._model.token_get_text(eos_id) if eos_id != -1 else "",
+            bos_token=llm._model.token_get_text(bos_id) if bos_id != -1 else "",
+        )
+
+        def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+            # Plain dicts in the OpenAI shape; llama_cpp's TypedDicts add nothing here.
+            return str(formatter(messages=messages, tools=tools).prompt)  # type: ignore[arg-type]
+
+        vocab = llm._model.vocab
+        # The same end-of-generation test llama-cpp-python applies (EOS, EOT, <|im_end|>...).
+        self._is_eog = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+        self._builder = PromptBuilder(template, render)
+        self._llm = llm
+
+    def close(self, timeout: float = -1) -> bool:
+        """Free the model once no request holds it; False if one still did after `timeout`."""
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        try:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+        finally:
+            self._lock.release()
+        return True
+
+    def plan(self, request: CompletionRequest) -> Plan:
+        if self._builder is None:
+            raise RuntimeError("the model is not loaded")
+        return self._builder.build(request)
+
+    def render_prompt(self, request: CompletionRequest) -> str:
+        """The exact text the model would continue for `request` (tests and debugging)."""
+        return self.plan(request).prompt
+
+    def complete(
+        self,
+        request: CompletionRequest,
+        *,
+        deadline: float | None = None,
+        cancel: threading.Event | None = None,
+        on_delta: DeltaSink | None = None,
+    ) -> EngineResult:
+        """Generate a reply. `deadline` is a `time.monotonic()` instant: when it passes (or
+        `cancel` is set) generation stops between two tokens with stop_reason "timeout".
+        Raises BadRequestError or ContextOverflowError for requests that cannot be served."""
+        arrived = time.monotonic()
+        plan = self.plan(request)
+        wait = None if deadline is None else max(0.0, deadline - arrived)
+        if not self._lock.acquire(timeout=-1 if wait is None else wait):
+            # Queued behind other requests for the whole budget: nothing was generated.
+            return self._result(plan, "", [], "timeout", Usage(), arrived, None, None, arrived)
+        try:
+            return self._generate(request, plan, arrived, deadline, cancel, on_delta)
+        finally:
+            self._lock.release()
+
+    def _generate(
+        self,
+        request: CompletionRequest,
+        plan: Plan,
+        arrived: float,
+        deadline: float | None,
+        cancel: threading.Event | None,
+        on_delta: DeltaSink | None,
+    ) -> EngineResult:
+        llm = self._llm
+        if llm is None:
+            raise RuntimeError("the model is not loaded")
+        started = time.monotonic()
+        tokens = llm.tokenize(plan.prompt.encode("utf-8"), add_bos=False, special=True)
+        n_ctx = self.n_ctx
+        if len(tokens) >= n_ctx:
+            raise ContextOverflowError(len(tokens), n_ctx, request.max_tokens)
+        budget = min(request.max_tokens, n_ctx - len(tokens))
+        grammar = self._grammar(plan.schema) if plan.schema is not None else None
+        if request.seed is not None:
+            # Seeded output also depends on the KV cache (prefix reuse); start clean.
+            llm.set_seed(request.seed)
+            llm.reset()
+        else:
+            llm.set_seed(random.randrange(2**31))
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pieces: list[str] = []
+        n_out = 0
+        first_at: float | None = None
+        last_at: float | None = None
+        finish: StopReason = "max_tokens"
+        tail = ""
+        stream = llm.generate(
+            tokens,
+            top_k=TOP_K,
+            top_p=TOP_P,
+            min_p=MIN_P,
+            temp=max(request.temperature, 0.0),
+            repeat_penalty=REPEAT_PENALTY_GRAMMAR if grammar else REPEAT_PENALTY_TEXT,
+            grammar=grammar,
+        )
+        try:
+            for token in stream:
+                now = time.monotonic()
+                if self._is_eog(int(token)):
+                    finish = "end_turn"
+                    break
+                n_out += 1
+                first_at = first_at or now
+                last_at = now
+                piece = decoder.decode(llm.detokenize([token]))
+                if piece:
+                    pieces.append(piece)
+                    if on_delta is not None:
+                        on_delta(piece)
+                    if plan.stop:
+                        tail = (tail + piece)[-64:]
+                        if any(s in tail for s in plan.stop):
+                            finish = "end_turn"
+                            break
+                if n_out >= budget:
+                    finish = "max_tokens"
+                    break
+                if (cancel is not None and cancel.is_set()) or (
+                    deadline is not None and now >= deadline
+                ):
+                    finish = "timeout"
+                    break
+        finally:
+            stream.close()
+        rest = decoder.decode(b"", final=True)
+        if rest:
+            pieces.append(rest)
+            if on_delta is not None:
+                on_delta(rest)
+        usage = Usage(input_tokens=len(tokens), output_tokens=n_out)
+        text = "".join(pieces)
+        content, calls = self._interpret(plan, text)
+        stop: StopReason = finish
+        if calls and finish in ("end_turn", "max_tokens"):
+            stop = "tool_use"
+        return self._result(plan, content, calls, stop, usage, arrived, first_at, last_at, started)
+
+    def _interpret(self, plan: Plan, text: str) -> tuple[str, list[ToolCall]]:
+        if plan.mode == "forced_call":
+            call = _parse_forced(text, plan)
+            if call is None:
+                return text, []
+            return "", [ToolCall(id=f"call_{plan.first_call_id}", name=call[0], arguments=call[1])]
+        if plan.mode == "json":
+            if plan.tools:
+                call = call_from_json(text.strip(), plan.tools)
+                if call is not None:
+                    tc = ToolCall(id=f"call_{plan.first_call_id}", name=call[0], arguments=call[1])
+                    return "", [tc]
+            return text.strip(), []
+        if plan.tools:
+            content, calls = toolcalls.parse_tool_calls(
+                text, plan.tools, first_id=plan.first_call_id
+            )
+            return content, calls
+        return text.strip(), []
+
+    def _result(
+        self,
+        plan: Plan,
+        content: str,
+        calls: list[ToolCall],
+        stop: StopReason,
+        usage: Usage,
+        arrived: float,
+        first_at: float | None,
+        last_at: float | None,
+        started: float,
+    ) -> EngineResult:
+        end = time.monotonic()
+        rate = None
+        if first_at is not None and last_at is not None and usage.output_tokens > 1:
+            span = last_at - first_at
+            rate = (usage.output_tokens - 1) / span if span > 0 else None
+        timings = Timings(
+            ttft_ms=(first_at - arrived) * 1000 if first_at is not None else None,
+            total_ms=(end - arrived) * 1000,
+            tokens_per_s=rate,
+        )
+        response = CompletionResponse(
+            content=content,
+            tool_calls=calls,
+            stop_reason=stop,
+            usage=usage,
+            timings=timings,
+            model=self.config.model_name,
+        )
+        return EngineResult(response, plan.prompt, usage.input_tokens, (started - arrived) * 1000)
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self._grammars.get(key)
+        if grammar is None:
+            try:
+                grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+            except Exception as exc:
+                raise BadRequestError(f"cannot build a grammar from json_schema: {exc}") from None
+            self._grammars[key] = grammar
+            if len(self._grammars) > GRAMMAR_CACHE_SIZE:
+                self._grammars.popitem(last=False)
+        else:
+            self._grammars.move_to_end(key)
+        return grammar
+
+
+def _parse_forced(text: str, plan: Plan) -> tuple[str, dict[str, Any]] | None:
+    body = text.strip()
+    # With the `<tool_call>[` prefill the model may close the list and tag itself.
+    for suffix in (toolcalls.CALL_CLOSE, "]"):
+        body = body.removesuffix(suffix).rstrip()
+    return call_from_json(body, plan.tools)

@@ -1,0 +1,314 @@
+"""LocalProvider against a real daemon: sequential requests, crash recovery, tool results
+reaching the model, context overflow, timeouts, SHA refusal and two processes at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from evalctl.chat import (
+    CompletionRequest,
+    Message,
+    Role,
+    ToolCall,
+    ToolDef,
+    ToolResult,
+)
+from evalctl.config import load_settings
+from evalctl.errors import BadInputError, ExitCode
+from evalctl.lifecycle import procs
+from evalctl.models import manifest
+from evalctl.providers import registry
+from evalctl.providers.base import (
+    CAP_JSON_SCHEMA,
+    CAP_TOOLS,
+    Provider,
+    ProviderError,
+    ServerCrashedError,
+)
+from evalctl.providers.local import LocalProvider
+from evalctl.server.jsonlog import read_events
+from tests.local_helpers import (
+    SLOW,
+    THREADS,
+    embedded_model,
+    provider,  # noqa: F401  (fixture)
+    reap_daemons,  # noqa: F401  (fixture)
+    wait_until,
+)
+
+LOOKUP = ToolDef(
+    name="lookup",
+    description="Look up a word in the dictionary",
+    parameters={"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]},
+)
+
+
+def _ask(text: str, max_tokens: int = 16) -> CompletionRequest:
+    return CompletionRequest(messages=[Message.user(text)], max_tokens=max_tokens)
+
+
+def test_is_a_provider_with_verified_identity(provider: LocalProvider) -> None:  # noqa: F811
+    assert isinstance(provider, Provider)
+    model = embedded_model()
+    assert provider.name == "local"
+    assert provider.model == model.name
+    assert provider.model_sha256 == model.expected_sha256
+    assert provider.capabilities == {CAP_TOOLS, CAP_JSON_SCHEMA}
+    assert provider.daemon_pid is None  # nothing started until it is needed
+
+
+def test_five_sequential_requests_through_one_warm_daemon(provider: LocalProvider) -> None:  # noqa: F811
+    prompts = [
+        "Say hello.",
+        "Name a fruit.",
+        "What is 2 + 2?",
+        "Name a colour.",
+        "Say goodbye.",
+    ]
+    pids = set()
+    for text in prompts:
+        response = provider.complete(_ask(text), timeout=SLOW)
+        assert response.stop_reason in ("end_turn", "max_tokens")
+        assert response.content
+        assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+        assert response.model == provider.model
+        pids.add(provider.daemon_pid)
+    assert len(pids) == 1
+    assert provider.status().requests_served == 5
+
+
+def test_sigkill_between_requests_respawns_transparently(provider: LocalProvider) -> None:  # noqa: F811
+    provider.complete(_ask("Say hi."), timeout=SLOW)
+    old = provider.daemon_pid
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    assert provider.manager.wait_gone(old, 10)
+    response = provider.complete(_ask("Say hi again."), timeout=SLOW)
+    assert response.usage.output_tokens > 0
+    new = provider.daemon_pid
+    assert new is not None and new != old
+
+
+def test_sigkill_during_generation_raises_server_crashed_then_recovers(
+    provider: LocalProvider,  # noqa: F811
+) -> None:
+    provider.ensure_running()
+    pid = provider.daemon_pid
+    assert pid is not None
+    outcome: dict[str, object] = {}
+
+    def call() -> None:
+        try:
+            outcome["response"] = provider.complete(
+                _ask("Count from 1 to 300, one number per line.", max_tokens=400), timeout=SLOW
+            )
+        except Exception as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    # A second connection watches the daemon and pulls the trigger mid-request.
+    watcher = LocalProvider(
+        load_settings(env=os.environ),
+        embedded_model(),
+        provider.model_sha256 or "",
+        n_threads=THREADS,
+    )
+    try:
+        wait_until(lambda: watcher.status().in_flight == 1, SLOW, "generation to start")
+    finally:
+        watcher.close()
+    os.kill(pid, signal.SIGKILL)
+    worker.join(SLOW)
+    error = outcome.get("error")
+    assert isinstance(error, ServerCrashedError), outcome
+    assert str(pid) in str(error)
+    # The next request respawns the daemon and succeeds.
+    response = provider.complete(_ask("Say hi."), timeout=SLOW)
+    assert response.usage.output_tokens > 0
+    assert provider.daemon_pid not in (None, pid)
+
+
+def test_tool_result_reaches_the_model_through_the_daemon(provider: LocalProvider) -> None:  # noqa: F811
+    marker = "CANARY-4412: a small burrowing mammal"
+    call = ToolCall(id="call_0", name="lookup", arguments={"word": "mole"})
+    request = CompletionRequest(
+        messages=[
+            Message.user("What is a mole? Use the dictionary."),
+            Message(role=Role.ASSISTANT, tool_calls=[call]),
+            Message.tool_result(ToolResult(tool_call_id="call_0", name="lookup", content=marker)),
+        ],
+        tools=[LOOKUP],
+        max_tokens=24,
+        tag="suite/tool-result",
+    )
+    provider.complete(request, timeout=SLOW)
+    records = [
+        e
+        for e in read_events(provider.manager.paths.log)
+        if e["event"] == "request" and e["tag"] == "suite/tool-result"
+    ]
+    assert len(records) == 1
+    prompt = records[0]["prompt"]
+    assert marker in prompt
+    assert prompt.index('"arguments": {"word": "mole"}') < prompt.index(marker)
+
+
+def test_forced_tool_call_and_json_schema_round_trip(provider: LocalProvider) -> None:  # noqa: F811
+    forced = CompletionRequest(
+        messages=[Message.user("Look up the word 'otter'.")],
+        tools=[LOOKUP],
+        tool_choice="lookup",
+        max_tokens=40,
+    )
+    response = provider.complete(forced, timeout=SLOW)
+    assert response.stop_reason == "tool_use"
+    assert response.tool_calls[0].name == "lookup"
+    assert isinstance(response.tool_calls[0].arguments.get("word"), str)
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "integer"}},
+        "required": ["answer"],
+    }
+    structured = CompletionRequest(
+        messages=[Message.user("What is 3 + 4? Answer in JSON.")], json_schema=schema, max_tokens=30
+    )
+    document = json.loads(provider.complete(structured, timeout=SLOW).content)
+    assert isinstance(document["answer"], int)
+
+
+def test_context_overflow_is_a_provider_error_and_the_daemon_keeps_serving(
+    provider: LocalProvider,  # noqa: F811
+) -> None:
+    provider.complete(_ask("Hi."), timeout=SLOW)
+    pid = provider.daemon_pid
+    with pytest.raises(ProviderError) as info:
+        provider.complete(_ask("lorem ipsum " * 3000), timeout=SLOW)
+    assert not isinstance(info.value, ServerCrashedError)
+    assert "context window is 4096 tokens" in str(info.value)
+    assert "prompt is" in str(info.value)
+    after = provider.complete(_ask("Say yes."), timeout=SLOW)
+    assert after.usage.output_tokens > 0
+    assert provider.daemon_pid == pid
+
+
+def test_timeout_returns_stop_reason_timeout(provider: LocalProvider) -> None:  # noqa: F811
+    provider.ensure_running()
+    response = provider.complete(
+        _ask("Count from 1 to 300, one number per line.", max_tokens=400), timeout=0.5
+    )
+    assert response.stop_reason == "timeout"
+    # The daemon stopped generating and serves the next request.
+    assert provider.complete(_ask("Say yes."), timeout=SLOW).usage.output_tokens > 0
+
+
+def _fake_package(root: Path, content: bytes) -> None:
+    package = root / "fake_gguf_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fake.gguf").write_bytes(content)
+
+
+def test_sha_mismatch_is_refused_before_anything_loads(
+    reap_daemons: None,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    evalctl_home: Path,
+) -> None:
+    _fake_package(tmp_path, b"GGUF not really a model")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fake = manifest.Manifest(
+        default="fake",
+        model=[
+            manifest.ModelEntry(
+                name="fake",
+                description="a file whose hash does not match",
+                package="fake_gguf_pkg",
+                pip_requirement="fake-gguf-pkg==0",
+                file="fake.gguf",
+                size=23,
+                sha256="0" * 64,
+            )
+        ],
+    )
+    monkeypatch.setattr(manifest, "load_manifest", lambda: fake)
+    options = registry.ProviderOptions(
+        settings=load_settings(env=os.environ), env=dict(os.environ), model="fake"
+    )
+    with pytest.raises(BadInputError) as info:
+        registry.create("local", options)
+    assert info.value.code == ExitCode.BAD_INPUT
+    assert "SHA256 mismatch" in str(info.value)
+    # Refused before any daemon was spawned.
+    assert not list(evalctl_home.rglob("*.sock"))
+    assert not list(evalctl_home.rglob("*.log"))
+
+
+def test_registry_creates_the_local_provider_for_the_embedded_model(reap_daemons: None) -> None:  # noqa: F811
+    options = registry.ProviderOptions(
+        settings=load_settings(env=os.environ), env=dict(os.environ), extra={"threads": "1"}
+    )
+    created = registry.create("local", options)
+    assert isinstance(created, LocalProvider)
+    assert created.model_sha256 == embedded_model().expected_sha256
+    created.close()
+
+
+TWO_PROCESS_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys
+    sys.path.insert(0, {root!r})
+    from evalctl.chat import CompletionRequest, Message
+    from tests.local_helpers import make_provider
+    p = make_provider()
+    r = p.complete(CompletionRequest(messages=[Message.user(sys.argv[1])], max_tokens=8),
+                   timeout=180)
+    print(json.dumps({{"pid": p.daemon_pid, "tokens": r.usage.output_tokens}}))
+    p.close()
+    """
+)
+
+
+def test_two_processes_share_one_daemon(reap_daemons: None, evalctl_home: Path) -> None:  # noqa: F811
+    root = str(Path(__file__).resolve().parent.parent)
+    script = TWO_PROCESS_SCRIPT.format(root=root)
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, text],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
+        for text in ("Say one.", "Say two.")
+    ]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=SLOW * 2)
+        assert child.returncode == 0, err.decode()
+        results.append(json.loads(out.decode().strip().splitlines()[-1]))
+    assert results[0]["pid"] == results[1]["pid"]
+    assert all(r["tokens"] > 0 for r in results)
+    assert procs.alive(results[0]["pid"])  # it outlives the processes that used it
+
+
+def test_complete_stream_sends_deltas_then_the_final_response(provider: LocalProvider) -> None:  # noqa: F811
+    from evalctl.server import convert
+
+    provider.ensure_running()
+    request = convert.request_to_pb(_ask("Name three animals.", max_tokens=20), timeout_s=SLOW)
+    chunks = list(provider.manager.client().complete_stream(request, timeout=SLOW))
+    deltas = [c.delta for c in chunks if c.WhichOneof("payload") == "delta"]
+    assert chunks[-1].WhichOneof("payload") == "final"
+    final = convert.response_from_pb(chunks[-1].final)
+    assert deltas and "".join(deltas).strip() == final.content
+    assert final.usage.output_tokens > 0
+    assert final.timings.total_ms > 0

@@ -1,0 +1,116 @@
+"""Runs on the real local daemon: a SIGKILL during one case's generation leaves every other
+case intact, and the killed case is recorded as `error` with `server_crashed`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.config import Settings
+from evalctl.providers.local import LocalProvider
+from evalctl.runner.api import RunRequest
+from evalctl.runner.execute import execute_run
+from tests.local_helpers import make_provider
+
+VICTIM = "echo/story"
+
+STORY_CASE = """
+[[case]]
+id = "story"
+input = { prompt = "Write a very long story about a dragon who learns to cook. Go on and on." }
+expected = { answer = "unused" }
+"""
+
+
+class KillDuringGeneration:
+    """Delegates to a real LocalProvider; SIGKILLs its daemon while the victim is generating."""
+
+    name = "local"
+
+    def __init__(self, inner: LocalProvider, victim: str, kills: int):
+        self.inner = inner
+        self.victim = victim
+        self.kills_left = kills
+        self.killed_pids: list[int] = []
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def model_sha256(self) -> str | None:
+        return self.inner.model_sha256
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        if request.tag == self.victim and self.kills_left > 0:
+            self.kills_left -= 1
+            pid = self.inner.ensure_running().pid
+            # Long enough for the request to be in generation, far shorter than 512 tokens.
+            timer = threading.Timer(0.5, self._kill, args=(pid,))
+            timer.start()
+        return self.inner.complete(request, timeout=timeout)
+
+    def _kill(self, pid: int) -> None:
+        os.kill(pid, signal.SIGKILL)
+        self.killed_pids.append(pid)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def local() -> Iterator[LocalProvider]:
+    provider = make_provider()
+    yield provider
+    provider.stop_daemon(grace_s=2)
+    provider.close()
+
+
+@pytest.fixture
+def story_suite(echo_suite: Path) -> Path:
+    echo_suite.write_text(echo_suite.read_text() + STORY_CASE)
+    return echo_suite
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("crash_retries", [0, 1])
+def test_sigkill_mid_generation_marks_only_that_case(
+    local: LocalProvider, story_suite: Path, tmp_path: Path, crash_retries: int
+) -> None:
+    provider = KillDuringGeneration(local, VICTIM, kills=1)
+    request = RunRequest(
+        paths=[story_suite],
+        out_dir=tmp_path / "out",
+        crash_retries=crash_retries,
+        show_progress=False,
+        timeout_s=300,
+    )
+    result = execute_run(request, Settings(), {}, provider_override=provider).result
+    assert len(provider.killed_pids) == 1
+    cases = {c.key: c for c in result.cases}
+    assert set(cases) == {"echo/hello", "echo/shout", VICTIM}
+    story = cases[VICTIM]
+    assert story.server_crashed
+    assert story.attempts[0].server_crashed
+    assert story.attempts[0].status == "error"
+    if crash_retries == 0:
+        assert story.status == "error"
+        assert (tmp_path / "out" / "repros" / "echo__story.json").is_file()
+    else:
+        # The retry ran on a respawned daemon and was scored (the answer is never "unused").
+        assert len(story.attempts) == 2
+        assert story.status == "fail"
+        assert local.daemon_pid not in (None, provider.killed_pids[0])
+    for key in ("echo/hello", "echo/shout"):
+        assert cases[key].status in ("pass", "fail"), cases[key].error
+        assert not cases[key].server_crashed

@@ -1,0 +1,95 @@
+"""The asset-triage kind: prompt, answer schema, and field-by-field scoring."""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import pytest
+
+from evalctl.cases.schema import Case
+from evalctl.chat import CompletionResponse
+from evalctl.errors import BadInputError
+from evalctl.scoring.asset_triage import ANSWER_SCHEMA, FIELDS, KIND, TriageExpected, TriageInput
+from evalctl.scoring.kinds import Transcript
+from tests.release_helpers import TRIAGE_SUITE, context, suite
+
+
+def triage_case(case_id: str) -> Case:
+    return next(c for c in suite(TRIAGE_SUITE).cases if c.id == case_id)
+
+
+def score(case_id: str, reply: str) -> dict[str, tuple[bool, object, object, str]]:
+    case = triage_case(case_id)
+    transcript = Transcript(messages=[], responses=[CompletionResponse(content=reply)])
+    return {
+        c.name: (c.passed, c.expected, c.actual, c.message) for c in KIND.score(case, transcript)
+    }
+
+
+RIGHT = {"os": "darwin", "arch": "arm64", "format": "tar.gz", "kind": "artifact"}
+
+
+def test_right_answer_passes_every_field() -> None:
+    results = score("trivy-macos-arm64", json.dumps(RIGHT))
+    assert list(results) == list(FIELDS)
+    assert all(passed for passed, *_ in results.values())
+
+
+def test_each_field_is_scored_on_its_own() -> None:
+    answer = RIGHT | {"arch": "x86_64", "kind": "signature"}
+    results = score("trivy-macos-arm64", json.dumps(answer))
+    assert results["os"][0] and results["format"][0]
+    assert results["arch"] == (False, "arm64", "x86_64", "expected 'arm64', got 'x86_64'")
+    assert results["kind"][:3] == (False, "artifact", "signature")
+
+
+def test_json_is_found_in_fences_and_prose_and_case_is_ignored() -> None:
+    fenced = "Here you go:\n```json\n" + json.dumps(RIGHT | {"os": "Darwin "}) + "\n```"
+    assert all(r[0] for r in score("trivy-macos-arm64", fenced).values())
+    prose = "The labels are " + json.dumps(RIGHT) + " as requested."
+    assert all(r[0] for r in score("trivy-macos-arm64", prose).values())
+
+
+def test_unreadable_answers_fail_every_field_saying_why() -> None:
+    results = score("trivy-macos-arm64", '{"os": "darwin", "arch": ')
+    assert all(not passed and actual is None for passed, _, actual, _ in results.values())
+    assert results["os"][3].startswith("invalid JSON")
+    assert score("trivy-macos-arm64", "")["kind"][3] == "empty reply"
+    assert score("trivy-macos-arm64", "[1, 2]")["kind"][3] == "expected a JSON object, got list"
+
+
+def test_a_missing_field_fails_only_that_field() -> None:
+    answer = {k: v for k, v in RIGHT.items() if k != "format"}
+    results = score("trivy-macos-arm64", json.dumps(answer))
+    assert results["format"] == (False, "tar.gz", None, "field 'format' is missing")
+    assert results["os"][0]
+
+
+def test_schema_enums_match_the_expected_model() -> None:
+    for field in FIELDS:
+        annotation = TriageExpected.model_fields[field].annotation
+        assert ANSWER_SCHEMA["properties"][field]["enum"] == list(typing.get_args(annotation))
+    assert ANSWER_SCHEMA["required"] == list(FIELDS)
+    assert ANSWER_SCHEMA["additionalProperties"] is False
+
+
+def test_request_shape_asks_for_json_and_no_tools() -> None:
+    case = triage_case("k3d-linux-amd64")
+    shape = KIND.request_shape(suite(TRIAGE_SUITE).table, case)
+    assert shape.json_schema == ANSWER_SCHEMA
+    assert shape.tool_choice == "none" and shape.terminal_tool is None
+
+
+def test_prompt_shows_the_asset_name() -> None:
+    case = triage_case("k3d-linux-amd64")
+    prompt = KIND.build_prompt(suite(TRIAGE_SUITE).table, case, context(case))
+    assert prompt == "File: k3d-linux-amd64"
+
+
+def test_an_asset_missing_from_its_fixture_is_a_suite_error() -> None:
+    case = triage_case("k3d-linux-amd64").model_copy(
+        update={"input": TriageInput(release="k3d", asset="k3d-plan9-amd64")}
+    )
+    with pytest.raises(BadInputError, match="not in release fixture 'k3d'"):
+        KIND.build_prompt(suite(TRIAGE_SUITE).table, case, context(case))

@@ -56,7 +56,7 @@ soak: setup
 	$(BIN)/evalctl soak --requests 25
 
 crash-test: setup
-	$(BIN)/evalctl crash-test
+	$(BIN)/evalctl crash-test --mid-generation
 
 proto: setup
 	$(PY) -m evalctl.server.protogen

@@ -141,9 +141,10 @@ def test_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     wrong_kind = run_cli(capsys, "report", str(baseline), "--html", str(tmp_path / "x.html"))
     assert wrong_kind.code == 2
     assert "no HTML report for kind 'baseline'" in wrong_kind.err
+    # A soak has a page of its own (tests/test_runbook_report.py); a hollow one is refused.
     soak = f.write_json(tmp_path / "soak.json", {"kind": "soak", "schema_version": 1})
-    not_yet = run_cli(capsys, "report", str(soak), "--html", str(tmp_path / "y.html"))
-    assert not_yet.code == 2 and "reports exist for: run" in not_yet.err
+    hollow = run_cli(capsys, "report", str(soak), "--html", str(tmp_path / "y.html"))
+    assert hollow.code == 2 and "required key is missing" in hollow.err
 
 
 # ---------------------------------------------------------------- headless Chromium

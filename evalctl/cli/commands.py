@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "report",
     "gate",
     "merge",
+    "soak",
+    "crash_test",
 )
 
 

@@ -1,7 +1,11 @@
-"""`evalctl report`: render a results file as one self-contained HTML page."""
+"""`evalctl report`: render a result file as an HTML page and/or the runbook's Markdown.
+
+The renderer follows the file's `kind`: run results, a soak or a crash-test.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -10,55 +14,100 @@ from rich.markup import escape
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError
+from evalctl.secrets import redact
+
+STDOUT = Path("-")
 
 
 class ReportOutput(BaseModel):
     source: str
     kind: str
-    html_path: str
-    bytes: int
+    html_path: str | None = None
+    bytes: int = 0
     baseline: str | None = None
+    # "-" when the Markdown went to standard output.
+    markdown_path: str | None = None
+    markdown_bytes: int = 0
 
 
 def render(out: ReportOutput) -> None:
     against = f" against {out.baseline}" if out.baseline else ""
-    stdout.print(
-        escape(f"wrote {out.html_path} ({out.bytes} bytes) from {out.source}{against}"),
-        soft_wrap=True,
-    )
+    if out.html_path:
+        stdout.print(
+            escape(f"wrote {out.html_path} ({out.bytes} bytes) from {out.source}{against}"),
+            soft_wrap=True,
+        )
+    if out.markdown_path and out.markdown_path != str(STDOUT):
+        stdout.print(
+            escape(f"wrote {out.markdown_path} ({out.markdown_bytes} bytes) from {out.source}"),
+            soft_wrap=True,
+        )
 
 
 def report(
-    results: Path = typer.Argument(..., metavar="RESULTS", help="Results (file or run directory)."),
-    html: Path = typer.Option(..., "--html", help="The HTML file to write."),
+    results: Path = typer.Argument(
+        ..., metavar="RESULTS", help="A result file or directory (run, soak or crash-test)."
+    ),
+    html: Path | None = typer.Option(None, "--html", help="The HTML file to write."),
+    markdown: Path | None = typer.Option(
+        None,
+        "--markdown",
+        metavar="FILE",
+        help="Write the runbook's results section as Markdown here ('-': standard output).",
+    ),
     baseline: Path | None = typer.Option(
-        None, "--baseline", "-b", help="Also show the comparison with this baseline."
+        None, "--baseline", "-b", help="Also show the comparison with this baseline (HTML)."
     ),
     as_json: bool = options.JSON,
 ) -> None:
-    """Write results as one self-contained HTML page.
+    """Render results as one self-contained HTML page and/or as runbook Markdown.
 
-    Inline CSS and SVG, no scripts, nothing fetched: the summary, the diff against
-    --baseline, the latency distribution and every case.
+    HTML: inline CSS and SVG, no scripts, nothing fetched: for a run the summary, the diff
+    against --baseline, the latency distribution and every case; for a soak the verdict and
+    the memory charts; for a crash-test every kill. Markdown (--markdown FILE, or - for
+    standard output): the results template of runbooks/full-benchmark.md, soak.md or
+    new-model-validation.md, filled in.
 
     Exit 2 when a file is malformed or of a kind that has no report.
     """
     from evalctl.results.document import load_document
-    from evalctl.results.html import render_document
     from evalctl.results.report_io import write_report
 
+    if html is None and markdown is None:
+        raise BadInputError(
+            "say what to write: --html FILE and/or --markdown FILE ('-' for standard output)",
+            field="--html",
+        )
+    if markdown == STDOUT and as_json:
+        raise BadInputError("cannot print Markdown and --json together", field="--markdown")
     doc = load_document(results)
-    baseline_doc = load_document(baseline) if baseline is not None else None
-    text = render_document(doc, baseline_doc)
-    write_report(html, text)
     kind = doc.data.get("kind")
     output = ReportOutput(
-        source=str(doc.path),
-        kind=kind if isinstance(kind, str) else str(doc.kind),
-        html_path=str(html),
-        bytes=len(text.encode("utf-8")),
-        baseline=str(baseline_doc.path) if baseline_doc else None,
+        source=str(doc.path), kind=kind if isinstance(kind, str) else str(doc.kind)
     )
+    if html is not None:
+        from evalctl.results.html import render_document
+
+        baseline_doc = load_document(baseline) if baseline is not None else None
+        text = render_document(doc, baseline_doc)
+        write_report(html, text)
+        output.html_path = str(html)
+        output.bytes = len(text.encode("utf-8"))
+        output.baseline = str(baseline_doc.path) if baseline_doc else None
+    elif baseline is not None:
+        raise BadInputError("only applies with --html", field="--baseline")
+    if markdown is not None:
+        from evalctl.results.runbook import render_markdown
+
+        text = render_markdown(doc)
+        output.markdown_path = str(markdown)
+        output.markdown_bytes = len(text.encode("utf-8"))
+        if markdown == STDOUT:
+            sys.stdout.write(redact(text))
+            sys.stdout.flush()
+        else:
+            write_report(markdown, text)
     emit(output, as_json, render)
 
 

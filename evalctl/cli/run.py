@@ -12,6 +12,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, ExitCode
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
+from evalctl.runner.api import RunRequest
 
 
 class CaseLine(BaseModel):
@@ -23,6 +24,8 @@ class CaseLine(BaseModel):
     skip_reason: str | None = None
     # With --repeats: "passed/runs (95% CI low-high)".
     repeats: str | None = None
+    # With --restart-per-case: the fresh daemon that served the case.
+    daemon_pid: int | None = None
 
 
 class RunOutput(BaseModel):
@@ -45,7 +48,8 @@ def _fmt_rate(rate: float | None) -> str:
 
 def render(out: RunOutput) -> None:
     table = Table(title=f"{out.run_id} · {out.provider} · {out.model}", title_justify="left")
-    for column in ("case", "status", "latency", "detail"):
+    pids = any(line.daemon_pid is not None for line in out.cases)
+    for column in ("case", "status", "latency", *(("daemon pid",) if pids else ()), "detail"):
         table.add_column(column, overflow="fold")
     colours = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
     for line in out.cases:
@@ -53,7 +57,10 @@ def render(out: RunOutput) -> None:
         if line.repeats:
             detail = f"{line.repeats}; {detail}" if detail else line.repeats
         colour = colours.get(line.status, "dim")
-        table.add_row(line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", detail)
+        pid = (str(line.daemon_pid or "-"),) if pids else ()
+        table.add_row(
+            line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", *pid, detail
+        )
     stdout.print(table)
     s = out.summary
     stdout.print(
@@ -103,6 +110,19 @@ def run(
     markdown: Path | None = typer.Option(
         None, "--markdown", help="Also write a Markdown summary here (and to $GITHUB_STEP_SUMMARY)."
     ),
+    restart_per_case: bool = typer.Option(
+        False,
+        "--restart-per-case",
+        help="Full benchmark: a fresh local daemon for every case (pid, start and duration "
+        "recorded per case).",
+    ),
+    cooldown: float | None = typer.Option(
+        None,
+        "--cooldown",
+        min=0,
+        metavar="SECONDS",
+        help="With --restart-per-case: pause between stopping one daemon and starting the next.",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Run golden cases against a provider and write versioned results.
@@ -114,8 +134,12 @@ def run(
     --resume RUN_DIR continues a run that was interrupted or killed: only the cases missing
     from its journal run, with its original selection; contradicting flags exit 2.
     --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
+    --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
     """
     from evalctl.runner.shard import parse_shard
+
+    if cooldown is not None and not restart_per_case and resume is None:
+        raise BadInputError("only applies with --restart-per-case", field="--cooldown")
 
     shard_spec = parse_shard(shard) if shard is not None else None
     if resume is not None:
@@ -156,6 +180,7 @@ def run(
             show_progress=progress and not as_json,
         )
         request.shard = shard_spec
+    _restart_settings(request, resume, restart_per_case, cooldown)
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
@@ -177,6 +202,7 @@ def run(
                 error=c.error,
                 skip_reason=c.skip_reason,
                 repeats=_repeats(c) if result.settings.repeats > 1 else None,
+                daemon_pid=c.daemon.pid if c.daemon else None,
             )
             for c in result.cases
         ],
@@ -187,6 +213,20 @@ def run(
     emit(output, as_json, render)
     if result.summary.errors:
         raise typer.Exit(int(ExitCode.INFRA))
+
+
+def _restart_settings(
+    request: RunRequest, resume: Path | None, restart_per_case: bool, cooldown: float | None
+) -> None:
+    """--restart-per-case and --cooldown; a resumed run keeps the procedure it started with."""
+    if resume is not None and not restart_per_case:
+        from evalctl.runner.resume import read_manifest
+
+        started = read_manifest(resume).header.settings
+        restart_per_case = started.restart_per_case
+        cooldown = started.cooldown_s if cooldown is None else cooldown
+    request.restart_per_case = restart_per_case
+    request.cooldown_s = (cooldown or 0.0) if restart_per_case else 0.0
 
 
 def _repeats(case: CaseResult) -> str | None:

@@ -71,10 +71,17 @@ def load_document(path: Path) -> Document:
     return Document(path=path, data=data)
 
 
+# The canonical file of each result directory: run, soak, crash-test.
+RESULT_FILES = ("results.json", "soak.json", "crash-test.json")
+
+
 def resolve_results_path(path: Path) -> Path:
-    """A run directory (as `evalctl run` prints it) stands for its `results.json`."""
-    if path.is_dir() and (path / "results.json").is_file():
-        return path / "results.json"
+    """A result directory (as `evalctl run`, `soak` or `crash-test` prints it) stands for the
+    result file inside it."""
+    if path.is_dir():
+        for name in RESULT_FILES:
+            if (path / name).is_file():
+                return path / name
     return path
 
 

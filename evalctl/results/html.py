@@ -483,9 +483,11 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
 # ---------------------------------------------------------------- documents by kind
 
 # Result kind -> "module:function" turning a loaded document (and an optional baseline
-# document) into a page. Imported lazily. A soak result's renderer registers as "soak".
+# document) into a page. Imported lazily.
 PAGE_RENDERERS: dict[str, str] = {
     "run": "evalctl.results.html:run_report",
+    "soak": "evalctl.stability.html:soak_report",
+    "crash-test": "evalctl.stability.html:crash_report",
 }
 
 

@@ -49,6 +49,18 @@ class Attempt(_Strict):
     server_crashed: bool = False
 
 
+class CaseDaemon(_Strict):
+    """The daemon that served one case of `evalctl run --restart-per-case`."""
+
+    pid: int | None = None
+    # Set only when the daemon was respawned during the case (it crashed).
+    final_pid: int | None = None
+    start_ms: float = 0.0  # spawn until ready, model load included
+    duration_ms: float = 0.0  # the case itself, on the ready daemon
+    # Every transport error met, including ones a retry then got past.
+    transport_errors: list[str] = Field(default_factory=list)
+
+
 class CaseResult(_Strict):
     key: str
     suite: str
@@ -73,6 +85,8 @@ class CaseResult(_Strict):
     server_crashed: bool = False
     skip_reason: str | None = None
     tokens_per_s: float | None = None
+    # With --restart-per-case: the fresh daemon this case ran on.
+    daemon: CaseDaemon | None = None
 
     def pass_counts(self) -> tuple[int, int]:
         """(passed, scored) over the attempts. Crash retries end in `error`, so they do not
@@ -111,6 +125,9 @@ class RunSettings(_Strict):
     suite_versions: dict[str, str] = Field(default_factory=dict)
     case_glob: str | None = None
     shard: Shard | None = None
+    # The full-benchmark procedure: a fresh daemon per case, `cooldown_s` apart.
+    restart_per_case: bool = False
+    cooldown_s: float = 0.0
 
 
 class Environment(_Strict):

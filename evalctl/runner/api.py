@@ -26,6 +26,10 @@ class RunRequest:
     # Continue the run in out_dir (see evalctl.runner.resume.resume_request, which builds
     # such requests from the run's manifest).
     resume: bool = False
+    # The full-benchmark procedure: a fresh local daemon per case (evalctl.stability.restart),
+    # with `cooldown_s` between stopping one and starting the next.
+    restart_per_case: bool = False
+    cooldown_s: float = 0.0
 
 
 @dataclass

@@ -32,6 +32,7 @@ from evalctl.runner.progress import RunProgress
 from evalctl.runner.requirements import unmet_requirement
 from evalctl.runner.shard import in_shard
 from evalctl.scoring.kinds import get_kind
+from evalctl.stability.restart import RestartPerCase
 from evalctl.tools.registry import get_tools
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,
@@ -112,6 +113,8 @@ def execute_run(
     )
     provider = provider_override or create(request.provider or detect(options), options)
     try:
+        if request.restart_per_case:
+            provider = RestartPerCase.around(provider, cooldown_s=request.cooldown_s)
         suite_filter = sorted(s.name for s in suites) if narrowed_to or request.paths else []
         return _execute(request, settings, suites, suite_filter, provider, retry or RetryPolicy())
     finally:
@@ -148,14 +151,20 @@ def _execute(
         reason = skip_reasons[setup.suite.name]
         if reason is not None:
             return skipped_case(setup, reason)
-        return run_case(
-            setup,
-            provider,
-            retry,
-            repeats=request.repeats,
-            crash_retries=request.crash_retries,
-            run_dir=out_dir,
-        )
+
+        def run() -> CaseResult:
+            return run_case(
+                setup,
+                provider,
+                retry,
+                repeats=request.repeats,
+                crash_retries=request.crash_retries,
+                run_dir=out_dir,
+            )
+
+        if isinstance(provider, RestartPerCase):
+            return provider.around_case(run)
+        return run()
 
     workers = request.concurrency if provider.name in CONCURRENT_PROVIDERS else 1
     pending = [s for s in setups if s.case.key not in finished]
@@ -221,6 +230,8 @@ def _header(
                 if request.shard
                 else None
             ),
+            restart_per_case=request.restart_per_case,
+            cooldown_s=request.cooldown_s if request.restart_per_case else 0.0,
         ),
         environment=environment.capture(),
     )

@@ -1,0 +1,210 @@
+"""`evalctl soak`: many requests on one warm local daemon, memory sampled, a leak verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from pydantic import BaseModel
+from rich.markup import escape
+from rich.table import Table
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stderr, stdout
+from evalctl.errors import BadInputError, ExitCode
+
+if TYPE_CHECKING:
+    from evalctl.stability.soak import SoakProgress
+
+DEFAULT_SUITE = "asset-triage"
+
+
+class SoakFilesOut(BaseModel):
+    out_dir: str
+    json_path: str
+    toml_path: str
+    chart_path: str
+    html_path: str
+
+
+class SoakOutput(BaseModel):
+    files: SoakFilesOut
+    # The whole soak result, as written to soak.json.
+    result: dict[str, object]
+
+
+def _render(out: SoakOutput) -> None:
+    from evalctl.stability.describe import mib, pct, per_request, signed_mib
+    from evalctl.stability.models import SoakResult
+
+    result = SoakResult.model_validate(out.result)
+    v = result.verdict
+    warmup = result.settings.warmup
+    table = Table(
+        title=f"soak {result.soak_id} · {result.environment.model_name} · pid {result.daemon.pid}",
+        title_justify="left",
+    )
+    for column in ("request #", "RSS", "USS", "anon", "Δ anon vs baseline", ""):
+        table.add_column(column, justify="right" if column else "left")
+    for s in result.samples:
+        delta = "-" if v.baseline_bytes is None else signed_mib(s.anon_bytes - v.baseline_bytes)
+        table.add_row(
+            str(s.request),
+            mib(s.rss_bytes),
+            mib(s.uss_bytes),
+            mib(s.anon_bytes),
+            delta,
+            "[dim]warm-up[/]" if s.request < warmup else "",
+            style="dim" if s.request < warmup else None,
+        )
+    stdout.print(table)
+    colour = {"no leak": "green", "leak": "red"}.get(v.verdict, "yellow")
+    stdout.print(
+        f"[bold {colour}]{v.verdict}[/] · anon growth after warm-up {pct(v.growth_pct)} · "
+        f"slope {per_request(v.slope_bytes_per_request)} · "
+        f"R² {'-' if v.r_squared is None else f'{v.r_squared:.2f}'} · "
+        f"second half {per_request(v.late_slope_bytes_per_request)} · "
+        f"threshold {v.threshold_pct:g}%"
+    )
+    stdout.print(escape(v.reason), soft_wrap=True, style="dim")
+    if result.error:
+        stdout.print(f"[yellow]stopped early:[/] {escape(result.error)}", soft_wrap=True)
+    for label, path in (
+        ("results", out.files.json_path),
+        ("chart", out.files.chart_path),
+        ("report", out.files.html_path),
+    ):
+        stdout.print(escape(f"{label}: {path}"), soft_wrap=True)
+
+
+def _progress(event: SoakProgress) -> None:
+    from evalctl.stability.describe import mib
+
+    memory = f" · anon {mib(event.sample.anon_bytes)}" if event.sample else ""
+    error = f" · error: {event.error}" if event.error else ""
+    stderr.print(
+        escape(
+            f"request {event.request}/{event.total} · {event.case} · "
+            f"{event.latency_ms:.0f} ms{memory}{error}"
+        ),
+        style="dim",
+        soft_wrap=True,
+    )
+
+
+def soak(
+    requests: int = typer.Option(
+        25, "--requests", "-n", min=1, help="Requests to send to the one warm daemon."
+    ),
+    suite: list[str] | None = typer.Option(
+        None, "--suite", "-s", help=f"Suites whose cases are cycled (default: {DEFAULT_SUITE})."
+    ),
+    case: str | None = options.CASE,
+    cases: list[Path] | None = options.CASES_PATH,
+    sample_every: int = typer.Option(
+        1, "--sample-every", min=1, help="Sample memory after every N-th request."
+    ),
+    cycle: int = typer.Option(
+        5, "--cycle", min=0, help="Cycle through the first N selected cases (0: all of them)."
+    ),
+    warmup: int | None = typer.Option(
+        None,
+        "--warmup",
+        min=0,
+        help="Requests before the verdict's baseline (default: one pass over the cycle).",
+    ),
+    threshold: float = typer.Option(
+        5.0,
+        "--threshold",
+        help="Anonymous-memory growth (percent) above which steady growth is a leak.",
+    ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Per-request timeout in seconds (default: the case's)."
+    ),
+    model: str | None = options.MODEL,
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Directory for soak.json/.toml, memory.svg, soak.html."
+    ),
+    as_json: bool = options.JSON,
+) -> None:
+    """Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.
+
+    Requests cycle through the first --cycle cases of the selection (default: 5 of
+    asset-triage), the exact first-turn requests a run sends. Memory (RSS, USS and
+    anonymous) is sampled before the first request, at the end of the warm-up (by default
+    one pass over the cycle) and after every --sample-every requests. The verdict is judged
+    on anonymous memory: a leak is growth above --threshold after the warm-up that is also
+    steady (a least-squares fit with R² >= 0.5 that still rises in the window's second
+    half); runbooks/soak.md has the exact rule.
+
+    Exit 0 no leak, 1 leak, 3 the daemon died or could not start, 130 interrupted.
+    """
+    from evalctl.cases.loader import load_suites
+    from evalctl.providers.local import LocalProvider
+    from evalctl.providers.registry import ProviderOptions, create
+    from evalctl.stability.requests import first_turn_calls
+    from evalctl.stability.soak import SoakPlan, cycle_of, new_soak_id, run_soak, write_soak
+
+    if timeout is not None and timeout <= 0:
+        raise BadInputError("must be positive", field="--timeout")
+    if warmup is not None:
+        # Refuse an impossible plan before loading anything.
+        SoakPlan(requests, warmup, sample_every, threshold).check()
+    settings = options.settings_from_env()
+    names = suite or ([] if cases else [DEFAULT_SUITE])
+    suites = load_suites(cases or None, settings.cases_dir, suite_names=names, case_glob=case)
+    calls = cycle_of(first_turn_calls(suites, settings, timeout), cycle)
+    if not calls:
+        raise BadInputError("no cases matched", hint="check --suite/--case")
+    plan = SoakPlan(
+        requests=requests,
+        warmup=len(calls) if warmup is None else warmup,
+        sample_every=sample_every,
+        threshold_pct=threshold,
+    )
+    plan.check()
+    provider = create(
+        "local", ProviderOptions(settings=settings, env=options.environ(), model=model)
+    )
+    assert isinstance(provider, LocalProvider)
+    soak_id = new_soak_id()
+    out_dir = out or settings.results_dir / soak_id
+    try:
+        result = run_soak(
+            provider,
+            plan,
+            calls,
+            suites=[s.name for s in suites],
+            case_glob=case,
+            timeout_s=timeout,
+            progress=None if as_json else _progress,
+            soak_id=soak_id,
+        )
+    finally:
+        provider.close()
+    files = write_soak(result, out_dir)
+    emit(
+        SoakOutput(
+            files=SoakFilesOut(
+                out_dir=str(out_dir),
+                json_path=str(files.json),
+                toml_path=str(files.toml),
+                chart_path=str(files.chart),
+                html_path=str(files.html),
+            ),
+            result=result.model_dump(mode="json"),
+        ),
+        as_json,
+        _render,
+    )
+    if result.verdict.verdict == "leak":
+        raise typer.Exit(int(ExitCode.GATE_FAILED))
+    if result.interrupted:
+        raise typer.Exit(int(ExitCode.INTERRUPTED))
+    if result.error or result.verdict.verdict == "inconclusive":
+        raise typer.Exit(int(ExitCode.INFRA))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("soak")(soak)

@@ -6,7 +6,7 @@ import importlib
 
 import typer
 
-# Modules under evalctl.cli that add commands; a missing one is simply not registered yet.
+# Modules under evalctl.cli that add commands, in `evalctl --help` order.
 COMMAND_MODULES = (
     "run",
     "cases",
@@ -25,10 +25,4 @@ COMMAND_MODULES = (
 
 def register(app: typer.Typer) -> None:
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"evalctl.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"evalctl.cli.{name}":
-                raise
-            continue
-        module.register(app)
+        importlib.import_module(f"evalctl.cli.{name}").register(app)

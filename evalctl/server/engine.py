@@ -325,7 +325,10 @@ class Engine:
     def _grammar(self, schema: dict[str, Any]) -> Any:
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        key = json.dumps(schema, sort_keys=True)
+        # Not sort_keys: the grammar emits properties in schema order, and that order is part
+        # of the prompt design (asset-triage scores 102/168 fields in schema order against
+        # 91/168 sorted on the embedded model). So key order also keys the cache.
+        key = json.dumps(schema)
         grammar = self._grammars.get(key)
         if grammar is None:
             try:

@@ -14,7 +14,10 @@ PROVIDER = typer.Option(
     None,
     "--provider",
     "-p",
-    help="local | anthropic | gemini | scripted. Default: detected from the environment.",
+    help=(
+        "local | anthropic | gemini | scripted | all (each real provider in turn; those "
+        "missing a key or model are skipped with the reason). Default: detected."
+    ),
 )
 MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")
 SUITE = typer.Option(None, "--suite", "-s", help="Suite name to run (repeatable). Default: all.")

@@ -181,6 +181,11 @@ def run(
         )
         request.shard = shard_spec
     _restart_settings(request, resume, restart_per_case, cooldown)
+    if request.provider == "all":
+        _run_all_providers(
+            request, as_json, exclusive=(resume, shard_spec, junit, markdown, restart_per_case)
+        )
+        return
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
@@ -212,6 +217,65 @@ def run(
     output.junit_path, output.markdown_path = _write_reports(result, junit, markdown)
     emit(output, as_json, render)
     if result.summary.errors:
+        raise typer.Exit(int(ExitCode.INFRA))
+
+
+class ProviderRunLine(BaseModel):
+    provider: str
+    ran: bool
+    skip_reason: str | None = None
+    results_path: str | None = None
+    summary: Summary | None = None
+
+
+class AllProvidersOutput(BaseModel):
+    runs: list[ProviderRunLine]
+
+
+def _render_all(out: AllProvidersOutput) -> None:
+    table = Table(title="every provider", title_justify="left")
+    for column in ("provider", "status", "passed", "errors", "detail"):
+        table.add_column(column, overflow="fold")
+    for line in out.runs:
+        if line.summary is None:
+            table.add_row(line.provider, "[dim]skipped[/]", "-", "-", line.skip_reason or "")
+            continue
+        s = line.summary
+        table.add_row(
+            line.provider,
+            "[green]ran[/]",
+            f"{s.passed}/{s.total}",
+            str(s.errors),
+            line.results_path or "",
+        )
+    stdout.print(table)
+
+
+def _run_all_providers(request: RunRequest, as_json: bool, exclusive: tuple[object, ...]) -> None:
+    """`--provider all`: one run per real provider; the unavailable ones are skipped."""
+    if any(exclusive):
+        raise BadInputError(
+            "--provider all cannot be combined with --resume, --shard, --junit, --markdown "
+            "or --restart-per-case: run one provider at a time for those",
+            field="--provider",
+        )
+    from evalctl.runner.all_providers import execute_all
+
+    runs = execute_all(request, options.settings_from_env(), options.environ())
+    output = AllProvidersOutput(
+        runs=[
+            ProviderRunLine(
+                provider=r.name,
+                ran=r.outcome is not None,
+                skip_reason=r.skip_reason,
+                results_path=str(r.outcome.results_path) if r.outcome else None,
+                summary=r.outcome.result.summary if r.outcome else None,
+            )
+            for r in runs
+        ]
+    )
+    emit(output, as_json, _render_all)
+    if any(r.outcome and r.outcome.result.summary.errors for r in runs):
         raise typer.Exit(int(ExitCode.INFRA))
 
 

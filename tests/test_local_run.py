@@ -14,6 +14,7 @@ import pytest
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
 from evalctl.providers.local import LocalProvider
+from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
 from tests.local_helpers import make_provider
@@ -28,28 +29,14 @@ expected = { answer = "unused" }
 """
 
 
-class KillDuringGeneration:
-    """Delegates to a real LocalProvider; SIGKILLs its daemon while the victim is generating."""
-
-    name = "local"
+class KillDuringGeneration(ProviderWrapper[LocalProvider]):
+    """Forwards to a real LocalProvider; SIGKILLs its daemon while the victim is generating."""
 
     def __init__(self, inner: LocalProvider, victim: str, kills: int):
-        self.inner = inner
+        super().__init__(inner)
         self.victim = victim
         self.kills_left = kills
         self.killed_pids: list[int] = []
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def model_sha256(self) -> str | None:
-        return self.inner.model_sha256
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         if request.tag == self.victim and self.kills_left > 0:
@@ -63,9 +50,6 @@ class KillDuringGeneration:
     def _kill(self, pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
         self.killed_pids.append(pid)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 @pytest.fixture

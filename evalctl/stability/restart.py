@@ -22,6 +22,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError
 from evalctl.lifecycle.manager import DaemonStatus, StopResult
 from evalctl.providers.base import Provider, ServerCrashedError, TransientProviderError
+from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.results.models import CaseDaemon, CaseResult
 
 STOP_GRACE_S = 10.0
@@ -39,10 +40,9 @@ class RestartableProvider(Provider, Protocol):
     def stop_daemon(self, *, grace_s: float | None = None) -> StopResult: ...
 
 
-class RestartPerCase:
+class RestartPerCase(ProviderWrapper[RestartableProvider]):
     def __init__(self, inner: RestartableProvider, *, cooldown_s: float = 0.0):
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.cooldown_s = cooldown_s
         self._cases_started = 0
         self._transport_errors: list[str] = []
@@ -61,19 +61,7 @@ class RestartPerCase:
             raise BadInputError("must not be negative", field="--cooldown")
         return cls(cast(RestartableProvider, provider), cooldown_s=cooldown_s)
 
-    # -- Provider protocol ------------------------------------------------------------
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def model_sha256(self) -> str | None:
-        return self.inner.model_sha256
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities
+    # -- Provider protocol (the rest is forwarded by ProviderWrapper) -------------------
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         try:

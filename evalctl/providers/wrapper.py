@@ -1,0 +1,35 @@
+"""A provider that forwards to another: the base for wrappers that add behaviour around
+requests (restart-per-case, fault injection in tests) without repeating the protocol."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.providers.base import Provider
+
+P = TypeVar("P", bound=Provider)
+
+
+class ProviderWrapper(Generic[P]):
+    def __init__(self, inner: P):
+        self.inner = inner
+        self.name = inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def model_sha256(self) -> str | None:
+        return self.inner.model_sha256
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.inner.capabilities
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        return self.inner.complete(request, timeout=timeout)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -213,3 +213,17 @@ def test_baseline_rejects_wrong_types(tmp_path: Path) -> None:
     err = _bad(f.write_json(tmp_path / "b.json", data))
     assert err.field == "provider"
     assert isinstance(Baseline.model_validate(_valid()), Baseline)
+
+
+def test_the_bar_a_baseline_cleared_is_recorded_and_merges_to_the_laxest() -> None:
+    from evalctl.baselines.write import build_baseline, merge_baseline
+    from tests.factories import case, run
+
+    low = run([case("a/one", "pass"), case("a/two", "fail"), case("a/three", "fail")])
+    lowered = build_baseline(low, min_pass_rate=0.2)
+    assert lowered.min_pass_rate == 0.2
+    assert '"min_pass_rate":0.2' in lowered.model_dump_json()
+    strict_run = run([case("b/one", "pass")], suite_filter=["b"])
+    merged, _ = merge_baseline(lowered, build_baseline(strict_run), strict_run)
+    assert merged.min_pass_rate == 0.2
+    assert set(merged.baselines) == {"a/one", "a/two", "a/three", "b/one"}

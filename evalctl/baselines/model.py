@@ -70,6 +70,9 @@ class Baseline(BaseModel):
     # of a baseline recorded with --repeats. `compare` needs it to tell a real drop in a
     # flaky case's pass rate from noise (docs/flaky.md).
     pass_counts: dict[str, PassCount] = Field(default_factory=dict)
+    # The pass-rate bar the source run had to clear. Anything under the default 0.5 was a
+    # deliberate `--min-pass-rate`, kept in the file so a lowered bar is never silent.
+    min_pass_rate: float | None = None
 
     @model_serializer(mode="wrap")
     def _omit_empty_counts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -85,6 +85,7 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         source_run_id=run.run_id,
         baselines=statuses,
         pass_counts=counts,
+        min_pass_rate=min_pass_rate,
     )
 
 
@@ -110,7 +111,10 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
     merged = dict(sorted({**kept, **fresh.baselines}.items()))
     kept_counts = {k: v for k, v in existing.pass_counts.items() if k in kept}
     counts = dict(sorted({**kept_counts, **fresh.pass_counts}.items()))
-    return fresh.model_copy(update={"baselines": merged, "pass_counts": counts}), len(kept)
+    # The merged file is only as strict as the laxest run that fed it.
+    bars = [b for b in (existing.min_pass_rate, fresh.min_pass_rate) if b is not None]
+    update = {"baselines": merged, "pass_counts": counts, "min_pass_rate": min(bars, default=None)}
+    return fresh.model_copy(update=update), len(kept)
 
 
 def skipped_cases(run: RunResult) -> list[str]:

@@ -33,6 +33,8 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "claude-opus-4-1": _p(15.0, 75.0),
     "claude-opus-4-0": _p(15.0, 75.0),
     "claude-opus-4-20250514": _p(15.0, 75.0),
+    # The default model; Sonnet-tier list price, as for 4.5 (override in evalctl.toml if it moves).
+    "claude-sonnet-4-6": _p(3.0, 15.0),
     "claude-sonnet-4-5": _p(3.0, 15.0),
     "claude-sonnet-4-0": _p(3.0, 15.0),
     "claude-sonnet-4-20250514": _p(3.0, 15.0),

@@ -65,3 +65,10 @@ def test_bad_price_entries_are_reported(tmp_path: Path) -> None:
     (tmp_path / "evalctl.toml").write_text('[prices."x"]\ninput_per_mtok = -1\n')
     with pytest.raises(BadInputError, match="prices"):
         load_settings(tmp_path, env={})
+
+
+def test_the_default_anthropic_model_has_a_price() -> None:
+    from evalctl.config import Settings
+
+    default = Settings().providers.anthropic_model
+    assert price_for(default, DEFAULT_PRICES) is not None

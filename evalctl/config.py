@@ -39,9 +39,15 @@ class GateSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # What the model is told: kinds build prompts, the runner assembles the conversation.
+    # What the model is told: kinds build prompts (the built-in suites' packages hold kinds,
+    # tools and scoring), the runner assembles the conversation.
     prompts: list[str] = Field(
-        default_factory=lambda: ["evalctl/scoring/**", "evalctl/runner/attempt.py", "prompts/**"]
+        default_factory=lambda: [
+            "evalctl/scoring/**",
+            "evalctl/suites/**",
+            "evalctl/runner/attempt.py",
+            "prompts/**",
+        ]
     )
     cases: list[str] = Field(default_factory=lambda: ["cases/**", "evalctl/cases/**"])
     baselines: list[str] = Field(default_factory=lambda: ["baselines/**"])

@@ -9,8 +9,8 @@ from typing import Any
 from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse, Message, ToolCall
 from evalctl.config import Settings
-from evalctl.scoring.catalog_qa import CatalogQaExpected, CatalogQaInput
 from evalctl.scoring.kinds import Transcript
+from evalctl.suites.sommelier.kind import CatalogQaExpected, CatalogQaInput
 from evalctl.tools.base import ToolContext, ToolSpy
 from evalctl.tools.registry import get_tools
 

@@ -10,8 +10,14 @@ import pytest
 from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse
 from evalctl.errors import BadInputError
-from evalctl.scoring.asset_triage import ANSWER_SCHEMA, FIELDS, KIND, TriageExpected, TriageInput
 from evalctl.scoring.kinds import Transcript
+from evalctl.suites.asset_triage.kind import (
+    ANSWER_SCHEMA,
+    FIELDS,
+    KIND,
+    TriageExpected,
+    TriageInput,
+)
 from tests.release_helpers import TRIAGE_SUITE, context, suite
 
 

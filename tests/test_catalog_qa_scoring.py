@@ -13,10 +13,10 @@ from evalctl.cases.loader import load_suite
 from evalctl.cases.schema import Case
 from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
-from evalctl.scoring.catalog_answer import match_name, recommendations, says_no_match
-from evalctl.scoring.catalog_qa import KIND, CatalogQaExpected
 from evalctl.scoring.kinds import Transcript, get_kind
-from evalctl.tools.catalog_db import load_wines
+from evalctl.suites.sommelier.answer import match_name, recommendations, says_no_match
+from evalctl.suites.sommelier.catalog_db import load_wines
+from evalctl.suites.sommelier.kind import KIND, CatalogQaExpected
 from tests.catalog_support import FIXTURES, converse, make_case, make_ctx
 
 ITALIAN_RED = {"tool": "search_wines", "filters": {"color": "red", "country": "Italy"}}

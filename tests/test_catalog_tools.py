@@ -17,15 +17,21 @@ import pytest
 from evalctl.chat import ToolCall
 from evalctl.config import Settings
 from evalctl.runner.requirements import RESOURCES
-from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, ToolSpy
-from evalctl.tools.catalog import (
+from evalctl.suites.sommelier.catalog_db import (
+    FILTER_SQL,
+    CatalogDb,
+    CatalogError,
+    Clause,
+    like_contains,
+)
+from evalctl.suites.sommelier.tools import (
     SEARCH_WINES,
     SEMANTIC_SEARCH,
     catalog_for,
     check_catalog,
     open_catalog,
 )
-from evalctl.tools.catalog_db import FILTER_SQL, CatalogDb, CatalogError, Clause, like_contains
+from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, ToolSpy
 from tests.catalog_support import FIXTURES, make_ctx, settings_for
 
 

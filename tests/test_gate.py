@@ -188,11 +188,11 @@ def test_glob_semantics(path: str, pattern: str, expected: bool) -> None:
 
 def test_default_groups_cover_the_quality_paths() -> None:
     decision = decide(
-        ["cases/x.toml", "evalctl/scoring/catalog_qa.py", "evalctl/cli/run.py"],
+        ["cases/x.toml", "evalctl/suites/sommelier/kind.py", "evalctl/cli/run.py"],
         GateSettings(),
         "main",
     )
     assert {m.group: m.files for m in decision.matches} == {
-        "prompts": ["evalctl/scoring/catalog_qa.py"],
+        "prompts": ["evalctl/suites/sommelier/kind.py"],
         "cases": ["cases/x.toml"],
     }

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.install_recipe import KIND
 from evalctl.scoring.kinds import Transcript
+from evalctl.suites.release_assets.kind import KIND
 from tests.release_helpers import recipe_case, run_calls, truth_recipe
 
 

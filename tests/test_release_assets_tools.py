@@ -11,9 +11,9 @@ import pytest
 
 from evalctl.chat import ToolCall
 from evalctl.errors import BadInputError
+from evalctl.suites.release_assets.fixture import load_release
+from evalctl.suites.release_assets.tools import EXTRACT_PATTERN, FETCH_FILE, INSPECT_ARCHIVE
 from evalctl.tools.base import ToolInputError, ToolSpy
-from evalctl.tools.release_assets import EXTRACT_PATTERN, FETCH_FILE, INSPECT_ARCHIVE
-from evalctl.tools.release_fixture import load_release
 from tests.release_helpers import FIXTURES, context, recipe_case, truth_recipe
 
 DOWNLOAD = "https://github.com/stern/stern/releases/download/v1.31.0/"

@@ -14,11 +14,11 @@ from evalctl.cases.loader import load_suite
 from evalctl.config import load_settings
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from evalctl.scoring.asset_triage import TriageExpected, TriageInput
-from evalctl.scoring.install_recipe import RecipeExpected, RecipeInput
-from evalctl.tools.recipe import archive_format_of, expand
-from evalctl.tools.release_assets import EXTRACT_PATTERN
-from evalctl.tools.release_fixture import load_release
+from evalctl.suites.asset_triage.kind import TriageExpected, TriageInput
+from evalctl.suites.release_assets.fixture import load_release
+from evalctl.suites.release_assets.kind import RecipeExpected, RecipeInput
+from evalctl.suites.release_assets.recipe import archive_format_of, expand
+from evalctl.suites.release_assets.tools import EXTRACT_PATTERN
 from tests.release_helpers import (
     CASES,
     FIXTURES,

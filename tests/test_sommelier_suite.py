@@ -22,9 +22,9 @@ from evalctl.results.models import CaseResult, RunResult
 from evalctl.retry import RetryPolicy
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from evalctl.scoring.catalog_qa import CatalogQaExpected, CatalogQaInput
+from evalctl.suites.sommelier.kind import CatalogQaExpected, CatalogQaInput
+from evalctl.suites.sommelier.tools import MAX_LIMIT, SEARCH_WINES, SEMANTIC_SEARCH
 from evalctl.tools.base import ToolContext
-from evalctl.tools.catalog import MAX_LIMIT, SEARCH_WINES, SEMANTIC_SEARCH
 from tests.catalog_support import CASES_DIR, make_ctx, settings_for
 
 SUITE_PATH = CASES_DIR / "sommelier.toml"

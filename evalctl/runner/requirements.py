@@ -20,7 +20,7 @@ CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
 
 def _catalog(settings: Settings, suite: SuiteTable) -> str | None:
     # Imported here: SQLite and the catalog data load only when a suite needs them.
-    from evalctl.tools.catalog import check_catalog
+    from evalctl.suites.sommelier.tools import check_catalog
 
     return check_catalog(settings, suite)
 

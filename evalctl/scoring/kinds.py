@@ -59,9 +59,9 @@ class SuiteKind(Protocol):
 
 # kind name -> "module:attribute" of a SuiteKind instance.
 KINDS: dict[str, str] = {
-    "install-recipe": "evalctl.scoring.install_recipe:KIND",
-    "asset-triage": "evalctl.scoring.asset_triage:KIND",
-    "catalog-qa": "evalctl.scoring.catalog_qa:KIND",
+    "install-recipe": "evalctl.suites.release_assets.kind:KIND",
+    "asset-triage": "evalctl.suites.asset_triage.kind:KIND",
+    "catalog-qa": "evalctl.suites.sommelier.kind:KIND",
 }
 
 

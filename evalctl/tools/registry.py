@@ -9,11 +9,11 @@ from evalctl.tools.base import Tool
 
 # name -> "module:attribute" of a Tool instance.
 TOOLS: dict[str, str] = {
-    "fetch_file": "evalctl.tools.release_assets:FETCH_FILE",
-    "inspect_archive": "evalctl.tools.release_assets:INSPECT_ARCHIVE",
-    "extract_pattern": "evalctl.tools.release_assets:EXTRACT_PATTERN",
-    "search_wines": "evalctl.tools.catalog:SEARCH_WINES",
-    "semantic_search": "evalctl.tools.catalog:SEMANTIC_SEARCH",
+    "fetch_file": "evalctl.suites.release_assets.tools:FETCH_FILE",
+    "inspect_archive": "evalctl.suites.release_assets.tools:INSPECT_ARCHIVE",
+    "extract_pattern": "evalctl.suites.release_assets.tools:EXTRACT_PATTERN",
+    "search_wines": "evalctl.suites.sommelier.tools:SEARCH_WINES",
+    "semantic_search": "evalctl.suites.sommelier.tools:SEMANTIC_SEARCH",
 }
 
 

@@ -20,8 +20,7 @@ from evalctl.cases.schema import Case, SuiteTable
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring import checks
 from evalctl.scoring.kinds import RequestShape, Transcript
-from evalctl.tools.base import ToolContext
-from evalctl.tools.recipe import (
+from evalctl.suites.release_assets.recipe import (
     CANONICAL_ARCH,
     CANONICAL_OS,
     FORMATS,
@@ -29,7 +28,8 @@ from evalctl.tools.recipe import (
     normalize_prefix,
     normalize_subpath,
 )
-from evalctl.tools.release_assets import release_of
+from evalctl.suites.release_assets.tools import release_of
+from evalctl.tools.base import ToolContext
 
 TERMINAL_TOOL = "extract_pattern"
 # Optional fields: checked only on cases whose ground truth sets them.

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from evalctl.tools.catalog_db import CatalogDb, CatalogError, load_wines
-from evalctl.tools.catalog_words import word_key
+from evalctl.suites.sommelier.catalog_db import CatalogDb, CatalogError, load_wines
+from evalctl.suites.sommelier.catalog_words import word_key
 
 _WINE_MARK = re.compile(r"\[\s*WINE\s*:\s*([^\]\n]*?)\s*\]", re.IGNORECASE)
 _NO_MATCH = re.compile(r"\[\s*NO[\s_-]*MATCH\s*\]", re.IGNORECASE)
@@ -84,7 +84,7 @@ def says_no_match(answer: str) -> bool:
 # the scorer its settings): the working directory's copy first, then this checkout's.
 DEFAULT_SOURCES = (
     Path("cases/fixtures/wines.json"),
-    Path(__file__).resolve().parents[2] / "cases" / "fixtures" / "wines.json",
+    Path(__file__).resolve().parents[3] / "cases" / "fixtures" / "wines.json",
 )
 
 

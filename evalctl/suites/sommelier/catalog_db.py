@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evalctl.errors import EvalctlError, ExitCode
-from evalctl.tools.catalog_words import (
+from evalctl.suites.sommelier.catalog_words import (
     grape_index_key,
     region_index_key,
     word_key,

@@ -16,8 +16,7 @@ from typing import Any
 from evalctl.cases.schema import SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings, ensure_private_dir
-from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
-from evalctl.tools.catalog_db import (
+from evalctl.suites.sommelier.catalog_db import (
     FILTER_SQL,
     CatalogDb,
     CatalogError,
@@ -29,7 +28,7 @@ from evalctl.tools.catalog_db import (
     like_contains,
     load_wines,
 )
-from evalctl.tools.catalog_words import (
+from evalctl.suites.sommelier.catalog_words import (
     COLORS,
     SWEETNESS,
     WordError,
@@ -43,6 +42,7 @@ from evalctl.tools.catalog_words import (
     stem,
     word_key,
 )
+from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
 
 CATALOG_FILE = "wines.json"
 DEFAULT_LIMIT = 5

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from evalctl.suites.release_assets.fixture import ReleaseFixture, version_of
 from evalctl.tools.base import ToolInputError
-from evalctl.tools.release_fixture import ReleaseFixture, version_of
 
 Action = Literal["github_archive", "github_file"]
 ACTIONS: tuple[str, ...] = ("github_archive", "github_file")

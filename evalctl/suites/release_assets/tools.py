@@ -13,8 +13,8 @@ from typing import Any
 
 from evalctl.chat import ToolDef
 from evalctl.errors import BadInputError
-from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
-from evalctl.tools.recipe import (
+from evalctl.suites.release_assets.fixture import ReleaseFixture, load_release
+from evalctl.suites.release_assets.recipe import (
     ACTIONS,
     CANONICAL_ARCH,
     CANONICAL_OS,
@@ -23,7 +23,7 @@ from evalctl.tools.recipe import (
     parse_recipe,
     resolve,
 )
-from evalctl.tools.release_fixture import ReleaseFixture, load_release
+from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
 
 MAX_TEXT = 4000  # characters of a fetched file shown to the model: keep small contexts safe
 

@@ -22,11 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.errors import EvalctlError
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.catalog_answer import catalog_names, recommendations, says_no_match
 from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.suites.sommelier.answer import catalog_names, recommendations, says_no_match
+from evalctl.suites.sommelier.catalog_words import grape_match_key, terms_overlap, word_key
+from evalctl.suites.sommelier.tools import (
+    MAX_LIMIT,
+    PRICE_FILTERS,
+    TEXT_FILTERS,
+    parse_search_arguments,
+)
 from evalctl.tools.base import ToolContext, ToolInputError
-from evalctl.tools.catalog import MAX_LIMIT, PRICE_FILTERS, TEXT_FILTERS, parse_search_arguments
-from evalctl.tools.catalog_words import grape_match_key, terms_overlap, word_key
 
 SEARCH = "search_wines"
 SEMANTIC = "semantic_search"

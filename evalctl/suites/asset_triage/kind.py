@@ -21,8 +21,8 @@ from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
 from evalctl.scoring import checks
 from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.suites.release_assets.tools import release_of
 from evalctl.tools.base import ToolContext
-from evalctl.tools.release_assets import release_of
 
 OS_VALUES = ("linux", "darwin", "windows", "freebsd", "none")
 ARCH_VALUES = ("amd64", "arm64", "386", "arm", "ppc64le", "s390x", "riscv64", "none")

@@ -1,0 +1,1 @@
+"""The `asset-triage` suite: the `asset-triage` kind (one JSON answer, no tools)."""

@@ -27,6 +27,7 @@ test: setup lint typecheck pytest
 lint: setup
 	$(BIN)/ruff check evalctl tests benchmarks
 	$(BIN)/ruff format --check evalctl tests benchmarks
+	$(BIN)/lint-imports --no-logo
 
 typecheck: setup
 	$(BIN)/mypy --strict evalctl
@@ -65,4 +66,4 @@ bench: setup
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache results
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache results

@@ -1,4 +1,4 @@
-"""The one error type library code raises, and the exit-code table the CLI maps it to.
+"""The error types library code raises, and the exit-code table the CLI maps them to.
 
 Only `evalctl.cli` turns these into exit codes and output; everything else raises.
 """
@@ -65,4 +65,34 @@ class GateFailedError(EvalctlError):
 
 
 class InfraError(EvalctlError):
+    code = ExitCode.INFRA
+
+
+# The three failure classes every provider maps its failures onto (one retry policy reads them).
+class ProviderError(EvalctlError):
+    """A permanent failure (bad request, auth): retrying would not help."""
+
+    code = ExitCode.INFRA
+
+
+class TransientProviderError(ProviderError):
+    """Rate limit, overload, lost connection: the shared retry policy retries these."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+class ServerCrashedError(ProviderError):
+    """The local inference daemon died while serving the request.
+
+    Not a TransientProviderError on purpose: retrying the one request would resume a
+    conversation whose state died with the server, so the runner restarts the whole case
+    instead (and records the attempt as `error` with `server_crashed`).
+    """
+
+
+class ProviderUnavailableError(EvalctlError):
+    """A provider's prerequisite (API key, model file, SDK) is missing."""
+
     code = ExitCode.INFRA

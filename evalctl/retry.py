@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from evalctl.providers.base import TransientProviderError
+from evalctl.errors import TransientProviderError
 
 T = TypeVar("T")
 

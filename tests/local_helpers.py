@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from evalctl import flock
 from evalctl.config import load_settings
-from evalctl.lifecycle import lock as flock
 from evalctl.lifecycle import procs
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec
 from evalctl.models.manifest import ResolvedModel, resolve

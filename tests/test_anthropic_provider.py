@@ -8,12 +8,8 @@ import pytest
 
 from evalctl.chat import Message, ToolResult
 from evalctl.config import Settings
+from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.fakes.llm_server import FakeLLMServer, Step, ToolCallSpec
-from evalctl.providers.base import (
-    ProviderError,
-    ProviderUnavailableError,
-    TransientProviderError,
-)
 from evalctl.providers.registry import ProviderOptions, create
 from tests.cloud_helpers import ANTHROPIC_KEY, TIME, WEATHER, anthropic, ask
 

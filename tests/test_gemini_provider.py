@@ -9,12 +9,8 @@ import pytest
 
 from evalctl.chat import Message, ToolResult
 from evalctl.config import Settings, load_settings
+from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.fakes.llm_server import FakeLLMServer, Step, ToolCallSpec
-from evalctl.providers.base import (
-    ProviderError,
-    ProviderUnavailableError,
-    TransientProviderError,
-)
 from evalctl.providers.gemini import SYNTHETIC_ID_PREFIX
 from evalctl.providers.registry import ProviderOptions, create
 from tests.cloud_helpers import GOOGLE_KEY, TIME, WEATHER, ask, gemini

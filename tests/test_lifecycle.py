@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from evalctl import flock
 from evalctl.chat import CompletionRequest, Message
 from evalctl.config import load_settings
-from evalctl.lifecycle import lock as flock
 from evalctl.lifecycle import procs
 from evalctl.lifecycle.manager import DaemonManager, DaemonStartError
 from evalctl.lifecycle.paths import SOCKET_PATH_MAX, daemon_paths, short_run_dir_path

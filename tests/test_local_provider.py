@@ -23,17 +23,11 @@ from evalctl.chat import (
     ToolResult,
 )
 from evalctl.config import load_settings
-from evalctl.errors import BadInputError, ExitCode
+from evalctl.errors import BadInputError, ExitCode, ProviderError, ServerCrashedError
 from evalctl.lifecycle import procs
 from evalctl.models import manifest
 from evalctl.providers import registry
-from evalctl.providers.base import (
-    CAP_JSON_SCHEMA,
-    CAP_TOOLS,
-    Provider,
-    ProviderError,
-    ServerCrashedError,
-)
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 from evalctl.providers.local import LocalProvider
 from evalctl.server.jsonlog import read_events
 from tests.local_helpers import (

@@ -12,7 +12,7 @@ import pytest
 from evalctl.baselines.compare import compare_baseline
 from evalctl.errors import BadInputError
 from evalctl.results.io import read_run
-from evalctl.runner.shard import in_shard, parse_shard, shard_of
+from evalctl.sharding import in_shard, parse_shard, shard_of
 from tests import factories as f
 from tests.cli_helpers import run_cli
 

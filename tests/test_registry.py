@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.config import Settings
-from evalctl.errors import BadInputError, ExitCode
-from evalctl.providers.base import ProviderUnavailableError
+from evalctl.errors import BadInputError, ExitCode, ProviderUnavailableError
 from evalctl.providers.registry import ProviderOptions, availability, create, detect
 
 

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from evalctl.errors import ProviderError, TransientProviderError
 from evalctl.fakes.llm_server import FakeLLMServer, Step
-from evalctl.providers.base import Provider, ProviderError, TransientProviderError
+from evalctl.providers.base import Provider
 from evalctl.retry import RetryPolicy
 from tests import cloud_helpers
 from tests.cloud_helpers import ask

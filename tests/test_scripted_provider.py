@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Message
-from evalctl.errors import BadInputError
-from evalctl.providers.base import ProviderError, ServerCrashedError, TransientProviderError
+from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.providers.scripted import ScriptedProvider, load_script
 
 SCRIPT = """

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from evalctl.chat import Message, ToolResult
+from evalctl.errors import ProviderError
 from evalctl.fakes.llm_server import FakeLLMServer, Step
-from evalctl.providers.base import ProviderError
 from evalctl.retry import RetryPolicy
 from evalctl.secrets import RedactingFilter, redact, redact_data
 from tests import cloud_helpers

@@ -9,7 +9,7 @@ and writing a baseline from it would silently drop their expectations.
 case loader does. `RunSettings.suites` (what ran) is deliberately not used: a suite file
 deleted since the baseline must show up as orphaned cases, not as "not selected".
 
-A shard (`--shard i/n`) selects the keys that hash to it (evalctl.runner.shard), which is
+A shard (`--shard i/n`) selects the keys that hash to it (evalctl.sharding), which is
 decided by the key alone, so a deleted case still counts as orphaned in its own shard.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 
 from evalctl.results.models import RunResult
-from evalctl.runner.shard import in_shard
+from evalctl.sharding import in_shard
 
 
 def is_filtered(run: RunResult) -> bool:

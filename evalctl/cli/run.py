@@ -136,7 +136,7 @@ def run(
     --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
     --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
     """
-    from evalctl.runner.shard import parse_shard
+    from evalctl.sharding import parse_shard
 
     if cooldown is not None and not restart_per_case and resume is None:
         raise BadInputError("only applies with --restart-per-case", field="--cooldown")

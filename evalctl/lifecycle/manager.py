@@ -24,12 +24,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from evalctl import flock
 from evalctl.config import Settings
-from evalctl.lifecycle import lock as flock
+from evalctl.errors import ProviderError
 from evalctl.lifecycle import procs
 from evalctl.lifecycle.client import DaemonClient
 from evalctl.lifecycle.paths import DaemonPaths, daemon_paths
-from evalctl.providers.base import ProviderError
 from evalctl.server.options import (
     DEFAULT_GRACE_S,
     DEFAULT_IDLE_TIMEOUT_S,

@@ -40,12 +40,8 @@ from evalctl.chat import (
     ToolDef,
     Usage,
 )
-from evalctl.providers.base import (
-    CAP_JSON_SCHEMA,
-    CAP_TOOLS,
-    ProviderError,
-    ProviderUnavailableError,
-)
+from evalctl.errors import ProviderError, ProviderUnavailableError
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 
 from evalctl.chat import Timings
-from evalctl.providers.base import ProviderError, TransientProviderError
+from evalctl.errors import ProviderError, TransientProviderError
 from evalctl.secrets import redact
 
 TRANSIENT_STATUS = frozenset({408, 409, 429})

@@ -47,12 +47,8 @@ from evalctl.chat import (
     ToolCall,
     Usage,
 )
-from evalctl.providers.base import (
-    CAP_JSON_SCHEMA,
-    CAP_TOOLS,
-    ProviderError,
-    ProviderUnavailableError,
-)
+from evalctl.errors import ProviderError, ProviderUnavailableError
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,

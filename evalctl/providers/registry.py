@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalctl.config import Settings
-from evalctl.errors import BadInputError
-from evalctl.providers.base import Provider, ProviderUnavailableError
+from evalctl.errors import BadInputError, ProviderUnavailableError
+from evalctl.providers.base import Provider
 
 
 @dataclass(frozen=True)

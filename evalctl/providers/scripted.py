@@ -28,14 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, ToolCall, Usage
-from evalctl.errors import BadInputError
-from evalctl.providers.base import (
-    CAP_JSON_SCHEMA,
-    CAP_TOOLS,
-    ProviderError,
-    ServerCrashedError,
-    TransientProviderError,
-)
+from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.registry import ProviderOptions
 
 

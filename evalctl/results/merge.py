@@ -23,7 +23,7 @@ from evalctl.config import ModelPrice
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, RunResult
 from evalctl.results.summary import summarize
-from evalctl.runner.shard import in_shard
+from evalctl.sharding import in_shard
 
 # What must be identical across shards: RunResult fields (dotted) that decide the results.
 _SAME = (

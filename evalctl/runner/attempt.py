@@ -11,8 +11,8 @@ from typing import Any
 from evalctl.cases.schema import Case, Suite
 from evalctl.chat import CompletionRequest, CompletionResponse, Message, Usage
 from evalctl.config import Settings
-from evalctl.errors import EvalctlError
-from evalctl.providers.base import Provider, ServerCrashedError
+from evalctl.errors import EvalctlError, ServerCrashedError
+from evalctl.providers.base import Provider
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
 from evalctl.retry import RetryPolicy

@@ -30,8 +30,8 @@ from evalctl.runner.case import run_case, skipped_case
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.requirements import unmet_requirement
-from evalctl.runner.shard import in_shard
 from evalctl.scoring.kinds import get_kind
+from evalctl.sharding import in_shard
 from evalctl.stability.restart import RestartPerCase
 from evalctl.tools.registry import get_tools
 

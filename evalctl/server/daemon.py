@@ -24,8 +24,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from evalctl import flock
 from evalctl.errors import EvalctlError, ExitCode
-from evalctl.lifecycle import lock as flock
 from evalctl.server.engine import Engine, EngineConfig
 from evalctl.server.jsonlog import JsonLog
 from evalctl.server.options import SERVICE_NAME, DaemonOptions

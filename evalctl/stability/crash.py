@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evalctl import __version__
+from evalctl import __version__, flock
 from evalctl.chat import CompletionRequest, Message
-from evalctl.errors import BadInputError, EvalctlError
-from evalctl.lifecycle import lock as flock
-from evalctl.providers.base import ServerCrashedError
+from evalctl.errors import BadInputError, EvalctlError, ServerCrashedError
 from evalctl.providers.local import LocalProvider
 from evalctl.results.io import write_json_atomic, write_text_atomic, write_toml_atomic
 from evalctl.results.summary import latency_stats

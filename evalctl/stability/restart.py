@@ -19,9 +19,9 @@ from collections.abc import Callable
 from typing import Protocol, cast
 
 from evalctl.chat import CompletionRequest, CompletionResponse
-from evalctl.errors import BadInputError
+from evalctl.errors import BadInputError, ServerCrashedError, TransientProviderError
 from evalctl.lifecycle.manager import DaemonStatus, StopResult
-from evalctl.providers.base import Provider, ServerCrashedError, TransientProviderError
+from evalctl.providers.base import Provider
 from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.results.models import CaseDaemon, CaseResult
 

@@ -20,9 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalctl import __version__
-from evalctl.errors import BadInputError, InfraError
+from evalctl.errors import BadInputError, InfraError, ProviderError, ServerCrashedError
 from evalctl.lifecycle.manager import DaemonStatus
-from evalctl.providers.base import ProviderError, ServerCrashedError
 from evalctl.providers.local import LocalProvider
 from evalctl.results.io import write_json_atomic, write_text_atomic, write_toml_atomic
 from evalctl.stability.describe import make_out_dir

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from evalctl.chat import CompletionRequest, Message
 from evalctl.config import load_settings
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec
-from evalctl.models.manifest import resolve, verify
+from evalctl.modelfiles.manifest import resolve, verify
 from evalctl.providers.local import LocalProvider
 from evalctl.server.engine import REPEAT_PENALTY_GRAMMAR, REPEAT_PENALTY_TEXT, default_threads
 

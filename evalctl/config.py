@@ -57,7 +57,7 @@ class GateSettings(BaseModel):
             "evalctl/server/**",
             "evalctl/lifecycle/**",
             "evalctl/providers/local.py",
-            "evalctl/models/**",
+            "evalctl/modelfiles/**",
             "proto/**",
             "pyproject.toml",
         ]

@@ -21,7 +21,7 @@ from evalctl import flock
 from evalctl.config import load_settings
 from evalctl.lifecycle import procs
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec
-from evalctl.models.manifest import ResolvedModel, resolve
+from evalctl.modelfiles.manifest import ResolvedModel, resolve
 from evalctl.providers.local import LocalProvider
 
 # llama.cpp threads busy-wait; on 2 shared cores one thread is the fastest and the fairest.

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evalctl.ci_tiers import changed_files, decide, matches
 from evalctl.config import GateSettings
-from evalctl.gate import changed_files, decide, matches
 from tests.cli_helpers import run_cli
 
 

@@ -25,7 +25,7 @@ from evalctl.chat import (
 from evalctl.config import load_settings
 from evalctl.errors import BadInputError, ExitCode, ProviderError, ServerCrashedError
 from evalctl.lifecycle import procs
-from evalctl.models import manifest
+from evalctl.modelfiles import manifest
 from evalctl.providers import registry
 from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 from evalctl.providers.local import LocalProvider

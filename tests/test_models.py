@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.errors import BadInputError
-from evalctl.models import manifest
+from evalctl.modelfiles import manifest
 from tests.cli_helpers import run_cli
 
 

@@ -13,7 +13,7 @@ from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
 
 if TYPE_CHECKING:  # the library is imported on use, to keep `evalctl --help` fast
-    from evalctl.gate import GateDecision
+    from evalctl.ci_tiers import GateDecision
 
 
 def render(decision: GateDecision) -> None:
@@ -50,7 +50,7 @@ def gate(
     Exit 0 with a decision; also appends `quality=true|false` to $GITHUB_OUTPUT when set.
     Exit 2 for an unknown REF or outside a git repository.
     """
-    from evalctl.gate import gate as decide
+    from evalctl.ci_tiers import gate as decide
 
     settings = options.settings_from_env()
     decision = decide(changed_from, settings.gate, Path.cwd())

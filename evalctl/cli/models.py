@@ -58,7 +58,7 @@ def _render_verify(report: VerifyReport) -> None:
 @models_app.command("list")
 def list_models(as_json: bool = options.JSON) -> None:
     """List the models in the manifest: installed or not, path, size and SHA256."""
-    from evalctl.models.manifest import list_models as listed
+    from evalctl.modelfiles.manifest import list_models as listed
 
     rows = [
         ModelRow(
@@ -84,7 +84,7 @@ def verify_model(
     as_json: bool = options.JSON,
 ) -> None:
     """Hash a model file and compare with the manifest; a mismatch exits 2."""
-    from evalctl.models.manifest import resolve, verify
+    from evalctl.modelfiles.manifest import resolve, verify
 
     resolved = resolve(model or options.settings_from_env().local_model)
     sha = verify(resolved)  # raises BadInputError (exit 2) on a mismatch

@@ -46,7 +46,7 @@ def _provider(
     n_ctx: int = 4096,
     verify_file: bool = True,
 ) -> LocalProvider:
-    from evalctl.models.manifest import resolve, sha256_file, verify
+    from evalctl.modelfiles.manifest import resolve, sha256_file, verify
     from evalctl.providers.local import LocalProvider
 
     settings = options.settings_from_env()

@@ -24,7 +24,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
-from evalctl.models.manifest import ResolvedModel, resolve, sha256_file, verify
+from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
 from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.registry import ProviderOptions
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration

@@ -54,7 +54,7 @@ def _local_reason(options: ProviderOptions) -> str | None:
     missing = _missing_module("llama_cpp", "run `make setup`")
     if missing:
         return missing
-    from evalctl.models.manifest import describe_model_problem
+    from evalctl.modelfiles.manifest import describe_model_problem
 
     return describe_model_problem(options.model or options.settings.local_model)
 

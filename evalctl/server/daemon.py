@@ -152,7 +152,7 @@ class Daemon:
             raise DaemonError(f"cannot read model {opts.model_path}: {exc}") from None
         sha = opts.model_sha256
         if not sha:
-            from evalctl.models.manifest import sha256_file
+            from evalctl.modelfiles.manifest import sha256_file
 
             sha = sha256_file(opts.model_path)
         return ModelInfo(

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from evalctl.cases.requirements import RESOURCES
 from evalctl.chat import ToolCall
 from evalctl.config import Settings
-from evalctl.runner.requirements import RESOURCES
 from evalctl.suites.sommelier.catalog_db import (
     FILTER_SQL,
     CatalogDb,

@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import Case, Suite, SuiteFile
 from evalctl.errors import BadInputError
-from evalctl.runner.requirements import known_requirements
 from evalctl.scoring.kinds import get_kind
 from evalctl.tools.registry import TOOLS
 

@@ -26,7 +26,7 @@ class RunRequest:
     # Continue the run in out_dir (see evalctl.runner.resume.resume_request, which builds
     # such requests from the run's manifest).
     resume: bool = False
-    # The full-benchmark procedure: a fresh local daemon per case (evalctl.stability.restart),
+    # The full-benchmark procedure: a fresh local daemon per case (evalctl.runner.restart),
     # with `cooldown_s` between stopping one and starting the next.
     restart_per_case: bool = False
     cooldown_s: float = 0.0

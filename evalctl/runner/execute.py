@@ -14,6 +14,7 @@ from typing import Any
 
 from evalctl import __version__
 from evalctl.cases.loader import load_suites
+from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
@@ -29,10 +30,9 @@ from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import run_case, skipped_case
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
-from evalctl.runner.requirements import unmet_requirement
+from evalctl.runner.restart import RestartPerCase
 from evalctl.scoring.kinds import get_kind
 from evalctl.sharding import in_shard
-from evalctl.stability.restart import RestartPerCase
 from evalctl.tools.registry import get_tools
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,

@@ -19,9 +19,7 @@ from collections.abc import Mapping
 
 from evalctl.chat import Usage
 from evalctl.config import ModelPrice, Settings
-
-# Providers that bill per token; local and scripted runs have no cost.
-BILLED_PROVIDERS = frozenset({"anthropic", "gemini"})
+from evalctl.providers.registry import is_billed
 
 
 def _p(input_per_mtok: float, output_per_mtok: float) -> ModelPrice:
@@ -70,7 +68,7 @@ def estimate_cost(usage: Usage, price: ModelPrice) -> float:
 
 def estimate_run_cost(provider: str, model: str, usage: Usage, settings: Settings) -> float | None:
     """What `Summary.estimated_cost_usd` should hold: None for unbilled providers/unknown models."""
-    if provider not in BILLED_PROVIDERS:
+    if not is_billed(provider):
         return None
     price = price_for(model, price_table(settings.prices))
     return None if price is None else estimate_cost(usage, price)

@@ -8,15 +8,17 @@ from pathlib import Path
 import typer
 
 from evalctl.config import Settings, load_settings
+from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
 
+# The names come from the provider registry, so a new provider shows up here by itself.
 PROVIDER = typer.Option(
     None,
     "--provider",
     "-p",
     help=(
-        "local | anthropic | gemini | scripted | all (each real provider in turn; those "
-        "missing a key or model are skipped with the reason). Default: detected."
+        f"{provider_choices()} | all (each real provider in turn; those missing a key or "
+        "model are skipped with the reason). Default: detected."
     ),
 )
 MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")

@@ -41,7 +41,6 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.errors import ProviderError, ProviderUnavailableError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -50,7 +49,7 @@ from evalctl.providers.cloud import (
     transport_error,
     transport_exceptions,
 )
-from evalctl.providers.registry import ProviderOptions
+from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.secrets import SECRET_ENV_VARS, redact
 
 if TYPE_CHECKING:
@@ -153,7 +152,7 @@ class AnthropicProvider:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+        return capabilities_of(self.name)
 
     def _params(self, request: CompletionRequest) -> dict[str, Any]:
         import anthropic

@@ -48,7 +48,6 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.errors import ProviderError, ProviderUnavailableError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -57,7 +56,7 @@ from evalctl.providers.cloud import (
     transport_error,
     transport_exceptions,
 )
-from evalctl.providers.registry import ProviderOptions, gemini_key
+from evalctl.providers.registry import ProviderOptions, capabilities_of, gemini_key
 from evalctl.secrets import SECRET_ENV_VARS
 
 if TYPE_CHECKING:
@@ -120,7 +119,7 @@ class GeminiProvider:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+        return capabilities_of(self.name)
 
     # -- request ------------------------------------------------------------------------
 

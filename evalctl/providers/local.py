@@ -25,8 +25,7 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
-from evalctl.providers.registry import ProviderOptions
+from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
 
 # The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
@@ -76,7 +75,7 @@ class LocalProvider:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+        return capabilities_of(self.name)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         import grpc

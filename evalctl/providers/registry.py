@@ -1,12 +1,20 @@
-"""A tiny provider registry: names map to lazy factories, so `evalctl --help` imports no SDK.
+"""The provider registry: each provider's spec, its traits as data, and a lazy factory.
 
-Detection order (when `--provider` is not given) follows DESIGN.md:
-EVALCTL_LOCAL_MODEL > ANTHROPIC_API_KEY > GOOGLE_API_KEY/GEMINI_API_KEY > embedded default model.
+A spec is everything the rest of evalctl may know about a provider without creating it:
+what it can do (`capabilities`), whether cases may run concurrently against it, whether it
+bills per token (cost estimates), whether `--provider all` includes it, and which
+environment variables select it. No other module keeps a list of provider names.
+
+Each factory imports its provider module inside a function, so `evalctl --help` imports no
+SDK, while editors and the import linter still follow the import.
+
+Detection (when `--provider` is not given) tries the specs in order and picks the first one
+whose `detect_env` has a variable set: EVALCTL_LOCAL_MODEL > ANTHROPIC_API_KEY >
+GOOGLE_API_KEY/GEMINI_API_KEY; with none set, the local provider on the embedded model.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -14,7 +22,7 @@ from pathlib import Path
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 
 
 @dataclass(frozen=True)
@@ -27,13 +35,28 @@ class ProviderOptions:
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
+ProviderFactory = Callable[[ProviderOptions], Provider]
+
+
 @dataclass(frozen=True)
 class ProviderSpec:
     name: str
     summary: str
-    factory: str  # "module:function", imported only when the provider is created
+    # Imports the provider's module and builds it; called only when the provider is created.
+    factory: ProviderFactory
     # Returns None when the provider can run, else the reason it cannot.
     unavailable_reason: Callable[[ProviderOptions], str | None]
+    # What the provider's requests support; a suite requiring more is skipped on it.
+    capabilities: frozenset[str] = frozenset()
+    # Cases may run in parallel against it (`--concurrency`); the local daemon serves one
+    # request at a time, so parallel cases would only queue and time out there.
+    concurrent: bool = False
+    # Bills per token: its runs get a cost estimate from the price table.
+    billed: bool = False
+    # `--provider all` runs it; the scripted replayer is a test tool and joins only with --script.
+    real: bool = True
+    # Any of these set in the environment selects it when `--provider` is not given.
+    detect_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,35 +106,99 @@ def _scripted_reason(options: ProviderOptions) -> str | None:
     return None
 
 
+# The factories: each imports its module only when that provider is created.
+def _create_local(options: ProviderOptions) -> Provider:
+    from evalctl.providers.local import create as create_local
+
+    return create_local(options)
+
+
+def _create_anthropic(options: ProviderOptions) -> Provider:
+    from evalctl.providers.anthropic import create as create_anthropic
+
+    return create_anthropic(options)
+
+
+def _create_gemini(options: ProviderOptions) -> Provider:
+    from evalctl.providers.gemini import create as create_gemini
+
+    return create_gemini(options)
+
+
+def _create_scripted(options: ProviderOptions) -> Provider:
+    from evalctl.providers.scripted import create as create_scripted
+
+    return create_scripted(options)
+
+
+ALL_CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+
+# In detection order: the first spec with one of its `detect_env` variables set wins.
 SPECS: dict[str, ProviderSpec] = {
     spec.name: spec
     for spec in (
         ProviderSpec(
             "local",
             "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
-            "evalctl.providers.local:create",
+            _create_local,
             _local_reason,
+            capabilities=ALL_CAPABILITIES,
+            detect_env=("EVALCTL_LOCAL_MODEL",),
         ),
         ProviderSpec(
             "anthropic",
             "Anthropic Messages API via the official SDK",
-            "evalctl.providers.anthropic:create",
+            _create_anthropic,
             _anthropic_reason,
+            capabilities=ALL_CAPABILITIES,
+            concurrent=True,
+            billed=True,
+            detect_env=("ANTHROPIC_API_KEY",),
         ),
         ProviderSpec(
             "gemini",
             "Google Gemini via the google-genai SDK",
-            "evalctl.providers.gemini:create",
+            _create_gemini,
             _gemini_reason,
+            capabilities=ALL_CAPABILITIES,
+            concurrent=True,
+            billed=True,
+            detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
         ),
         ProviderSpec(
             "scripted",
             "replays canned replies from a script file (tests and demos)",
-            "evalctl.providers.scripted:create",
+            _create_scripted,
             _scripted_reason,
+            capabilities=ALL_CAPABILITIES,
+            concurrent=True,
+            real=False,
         ),
     )
 }
+# With no detection variable set: the local provider on the embedded model.
+DEFAULT_PROVIDER = "local"
+
+
+# Lookups by name: an unregistered name (a test double) has no capability and no trait.
+def capabilities_of(name: str) -> frozenset[str]:
+    spec = SPECS.get(name)
+    return spec.capabilities if spec is not None else frozenset()
+
+
+def is_concurrent(name: str) -> bool:
+    spec = SPECS.get(name)
+    return spec is not None and spec.concurrent
+
+
+def is_billed(name: str) -> bool:
+    spec = SPECS.get(name)
+    return spec is not None and spec.billed
+
+
+def provider_choices() -> str:
+    """`local | anthropic | ...` for help texts."""
+    return " | ".join(SPECS)
 
 
 def availability(options: ProviderOptions) -> list[Availability]:
@@ -123,14 +210,11 @@ def availability(options: ProviderOptions) -> list[Availability]:
 
 
 def detect(options: ProviderOptions) -> str:
-    """Pick a provider from the environment, in the documented priority order."""
-    if options.env.get("EVALCTL_LOCAL_MODEL"):
-        return "local"
-    if options.env.get("ANTHROPIC_API_KEY"):
-        return "anthropic"
-    if gemini_key(options.env):
-        return "gemini"
-    return "local"
+    """Pick a provider from the environment: the first spec whose `detect_env` is set."""
+    for spec in SPECS.values():
+        if any(options.env.get(var) for var in spec.detect_env):
+            return spec.name
+    return DEFAULT_PROVIDER
 
 
 def create(name: str, options: ProviderOptions) -> Provider:
@@ -145,8 +229,4 @@ def create(name: str, options: ProviderOptions) -> Provider:
             f"provider {name!r} is not available: {reason}",
             hint="`evalctl providers` shows what each provider needs",
         )
-    module_name, func_name = spec.factory.split(":")
-    factory: Callable[[ProviderOptions], Provider] = getattr(
-        importlib.import_module(module_name), func_name
-    )
-    return factory(options)
+    return spec.factory(options)

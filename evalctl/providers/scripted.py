@@ -29,8 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, ToolCall, Usage
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS
-from evalctl.providers.registry import ProviderOptions
+from evalctl.providers.registry import ProviderOptions, capabilities_of
 
 
 class ScriptedToolCall(BaseModel):
@@ -92,7 +91,7 @@ class ScriptedProvider:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+        return capabilities_of(self.name)
 
     def _replies_for(self, tag: str) -> list[ScriptedReply]:
         bare_id = tag.split("/", 1)[-1]

@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 
 from evalctl.chat import Usage
 from evalctl.config import ModelPrice
-from evalctl.cost import BILLED_PROVIDERS, estimate_cost, price_for, price_table
+from evalctl.cost import estimate_cost, price_for, price_table
+from evalctl.providers.registry import is_billed
 from evalctl.results.models import CaseResult, LatencyStats, Summary
 
 SCORED = frozenset({"pass", "fail", "flaky"})
@@ -75,7 +76,7 @@ def summarize(
         usage = usage + case.usage
 
     cost = None
-    if model is not None and provider_name in BILLED_PROVIDERS:
+    if model is not None and is_billed(provider_name):
         price = price_for(model, price_table(prices))
         cost = None if price is None else estimate_cost(usage, price)
 

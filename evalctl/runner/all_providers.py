@@ -11,13 +11,11 @@ from dataclasses import dataclass, replace
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.providers.registry import ProviderOptions, availability
+from evalctl.providers.registry import SPECS, ProviderOptions, availability
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.execute import execute_run, new_run_id
 
 ALL = "all"
-# The scripted provider is a test tool: it joins only when a script was given.
-REAL_PROVIDERS = ("local", "anthropic", "gemini")
 
 
 @dataclass
@@ -35,7 +33,8 @@ def execute_all(
             "a model name belongs to one provider; drop it with --provider all", field="--model"
         )
     options = ProviderOptions(settings=settings, env=env, script=request.script)
-    wanted = REAL_PROVIDERS + (("scripted",) if request.script is not None else ())
+    # The scripted provider is a test tool (not `real`): it joins only when a script was given.
+    wanted = {s.name for s in SPECS.values() if s.real or request.script is not None}
     base = request.out_dir or settings.results_dir / new_run_id(ALL)
     runs: list[ProviderRun] = []
     for row in availability(options):

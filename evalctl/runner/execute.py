@@ -19,7 +19,7 @@ from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import ProviderOptions, create, detect
+from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.results.io import write_run
 from evalctl.results.models import CaseResult, ProviderInfo, RunResult, RunSettings, Shard
 from evalctl.results.summary import summarize
@@ -37,7 +37,6 @@ from evalctl.tools.registry import get_tools
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,
 # so running it concurrently would only queue requests and skew latencies.
-CONCURRENT_PROVIDERS = frozenset({"anthropic", "gemini", "scripted"})
 
 
 class InterruptedRunError(EvalctlError):
@@ -166,7 +165,7 @@ def _execute(
             return provider.around_case(run)
         return run()
 
-    workers = request.concurrency if provider.name in CONCURRENT_PROVIDERS else 1
+    workers = request.concurrency if is_concurrent(provider.name) else 1
     pending = [s for s in setups if s.case.key not in finished]
     journal = Journal(out_dir / resume.JOURNAL)
     interrupted = False

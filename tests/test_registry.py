@@ -1,4 +1,4 @@
-"""Provider detection order and availability reasons (DESIGN.md: Provider selection)."""
+"""Provider detection order and availability reasons (README: Providers)."""
 
 from __future__ import annotations
 

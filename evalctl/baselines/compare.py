@@ -15,7 +15,7 @@ not gate. Without counts a flaky baseline never gates: flakiness is the statemen
 either outcome is expected, and gating on one noisy outcome would make CI flaky.
 docs/flaky.md works through an example.
 
-Exit code of a baseline comparison (DESIGN.md): 1 on any regression or orphaned case,
+Exit code of a baseline comparison: 1 on any regression or orphaned case,
 else 3 when a case could not be scored, else 0. A run diff is information, not a gate,
 and exits 0.
 """

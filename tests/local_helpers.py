@@ -18,16 +18,36 @@ from typing import Any
 import pytest
 
 from evalctl import flock
+from evalctl.chat import CompletionRequest, Message
 from evalctl.config import load_settings
 from evalctl.lifecycle import procs
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec
 from evalctl.modelfiles.manifest import ResolvedModel, resolve
 from evalctl.providers.local import LocalProvider
+from evalctl.stability.crash import UNENDING_MIN_CHARS, UNENDING_SCHEMA
 
 # llama.cpp threads busy-wait; on 2 shared cores one thread is the fastest and the fairest.
 THREADS = 1
 # Generous: the machine is shared and generation has collapsed to <1 tok/s under load.
 SLOW = 180.0
+
+
+# The embedded model's longest token, in bytes (test_server_engine checks it): a reply of
+# at most UNENDING_MIN_CHARS // LONGEST_TOKEN_BYTES tokens cannot close UNENDING_SCHEMA.
+LONGEST_TOKEN_BYTES = 32
+UNENDING_MAX_TOKENS = UNENDING_MIN_CHARS // LONGEST_TOKEN_BYTES - 1
+
+
+def unending_request(max_tokens: int = UNENDING_MAX_TOKENS, tag: str = "") -> CompletionRequest:
+    """A request whose reply cannot end before `max_tokens`: "still generating" is then a
+    fact about the grammar, not a bet on how fast this machine is."""
+    assert max_tokens <= UNENDING_MAX_TOKENS
+    return CompletionRequest(
+        messages=[Message.user("Write a long story about a lighthouse keeper.")],
+        json_schema=UNENDING_SCHEMA,
+        max_tokens=max_tokens,
+        tag=tag,
+    )
 
 
 def embedded_model() -> ResolvedModel:

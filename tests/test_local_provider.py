@@ -33,9 +33,11 @@ from evalctl.server.jsonlog import read_events
 from tests.local_helpers import (
     SLOW,
     THREADS,
+    UNENDING_MAX_TOKENS,
     embedded_model,
     provider,  # noqa: F401  (fixture)
     reap_daemons,  # noqa: F401  (fixture)
+    unending_request,
     wait_until,
 )
 
@@ -102,9 +104,8 @@ def test_sigkill_during_generation_raises_server_crashed_then_recovers(
 
     def call() -> None:
         try:
-            outcome["response"] = provider.complete(
-                _ask("Count from 1 to 300, one number per line.", max_tokens=400), timeout=SLOW
-            )
+            # Cannot end before the kill, however fast the machine.
+            outcome["response"] = provider.complete(unending_request(), timeout=SLOW)
         except Exception as exc:
             outcome["error"] = exc
 
@@ -197,10 +198,10 @@ def test_context_overflow_is_a_provider_error_and_the_daemon_keeps_serving(
 
 def test_timeout_returns_stop_reason_timeout(provider: LocalProvider) -> None:  # noqa: F811
     provider.ensure_running()
-    response = provider.complete(
-        _ask("Count from 1 to 300, one number per line.", max_tokens=400), timeout=0.5
-    )
+    # Over a thousand tokens that cannot end early: no machine writes them in 0.5 s.
+    response = provider.complete(unending_request(), timeout=0.5)
     assert response.stop_reason == "timeout"
+    assert response.usage.output_tokens < UNENDING_MAX_TOKENS
     # The daemon stopped generating and serves the next request.
     assert provider.complete(_ask("Say yes."), timeout=SLOW).usage.output_tokens > 0
 

@@ -17,7 +17,7 @@ from evalctl.providers.local import LocalProvider
 from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from tests.local_helpers import make_provider
+from tests.local_helpers import SLOW, make_provider, unending_request, wait_until
 
 VICTIM = "echo/story"
 
@@ -30,7 +30,10 @@ expected = { answer = "unused" }
 
 
 class KillDuringGeneration(ProviderWrapper[LocalProvider]):
-    """Forwards to a real LocalProvider; SIGKILLs its daemon while the victim is generating."""
+    """Forwards to a real LocalProvider; SIGKILLs its daemon while the victim is generating.
+
+    The victim's request is swapped for one that cannot end before its token limit, and the
+    kill waits until the daemon reports it in flight: no bet on how fast this machine is."""
 
     def __init__(self, inner: LocalProvider, victim: str, kills: int):
         super().__init__(inner)
@@ -42,12 +45,18 @@ class KillDuringGeneration(ProviderWrapper[LocalProvider]):
         if request.tag == self.victim and self.kills_left > 0:
             self.kills_left -= 1
             pid = self.inner.ensure_running().pid
-            # Long enough for the request to be in generation, far shorter than 512 tokens.
-            timer = threading.Timer(0.5, self._kill, args=(pid,))
-            timer.start()
+            assert pid is not None
+            killer = threading.Thread(target=self._kill_when_in_flight, args=(pid,))
+            killer.start()
+            try:
+                return self.inner.complete(unending_request(tag=request.tag), timeout=timeout)
+            finally:
+                killer.join()
         return self.inner.complete(request, timeout=timeout)
 
-    def _kill(self, pid: int) -> None:
+    def _kill_when_in_flight(self, pid: int) -> None:
+        # Cases run one at a time here, so the request in flight is the victim's.
+        wait_until(lambda: self.inner.status().in_flight >= 1, SLOW, "the victim in flight")
         os.kill(pid, signal.SIGKILL)
         self.killed_pids.append(pid)
 

@@ -22,8 +22,15 @@ CASES = 8
 VOLATILE = frozenset({"run_id", "started_at", "finished_at", "latency_ms", "duration_ms"})
 
 
-def write_suite(directory: Path, *, delay_s: float = 0.5) -> tuple[Path, Path]:
-    """An echo suite of CASES cases and a script answering each after `delay_s`."""
+# Longer than any test waits: a case with this delay is still "running" when it is killed.
+HANG_S = 600.0
+
+
+def write_suite(
+    directory: Path, *, delay_s: float = 0.0, hang_from: int | None = None
+) -> tuple[Path, Path]:
+    """An echo suite of CASES cases and a script answering each after `delay_s`; cases from
+    `hang_from` on answer only after HANG_S."""
     suite = ['[suite]\nname = "echo"\nkind = "echo"\nsystem_prompt = "Echo."\n']
     suite.append('version = "1"\ntools = ["upper"]\nmax_turns = 2\n')
     script = []
@@ -34,7 +41,8 @@ def write_suite(directory: Path, *, delay_s: float = 0.5) -> tuple[Path, Path]:
         )
         # One case fails, so the file holds both statuses.
         answer = "wrong" if i == 3 else f"w{i}"
-        script.append(f'[[cases."echo/c{i}"]]\ncontent = "{answer}"\ndelay_s = {delay_s}\n')
+        delay = HANG_S if hang_from is not None and i >= hang_from else delay_s
+        script.append(f'[[cases."echo/c{i}"]]\ncontent = "{answer}"\ndelay_s = {delay}\n')
     suite_path = directory / "echo.toml"
     suite_path.write_text("\n".join(suite))
     script_path = directory / f"script-{delay_s}.toml"
@@ -76,12 +84,12 @@ def start_killable_run(
 def test_resume_after_sigkill_equals_an_uninterrupted_run(
     echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite, script = write_suite(tmp_path)
+    # Two cases answer at once, the third hangs: the kill lands mid-run on any machine.
+    suite, script = write_suite(tmp_path, delay_s=0.0, hang_from=2)
     killed = tmp_path / "killed"
     proc = start_killable_run(tmp_path, suite, script, killed)
     journal = killed / JOURNAL
     deadline = time.monotonic() + 120  # a guard against a hung child, not a timing check
-    # Killed once two cases are journaled: the other six (3 s of replies) are still to come.
     while journal_lines(journal) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
@@ -90,15 +98,17 @@ def test_resume_after_sigkill_equals_an_uninterrupted_run(
     # A kill leaves no chance to write results; the journal holds what finished.
     assert not (killed / "results.json").exists()
     done_before = journal_lines(journal)
-    assert 2 <= done_before < CASES
+    assert done_before == 2
     original_id = json.loads((killed / MANIFEST).read_text())["header"]["run_id"]
 
+    # The same script file, now without the hang (the script is not part of results); the
+    # resume reads it from the manifest, and the reference run uses it too.
+    _, quick_script = write_suite(tmp_path, delay_s=0.0)
+    assert quick_script == script
     resumed = run_cli(capsys, "run", "--resume", str(killed), "--no-progress", "--json")
     assert resumed.code == 0, resumed.err
     assert json.loads(resumed.out)["resumed"] is True
 
-    # The reference answers the same without the delays (the script is not part of results).
-    _, quick_script = write_suite(tmp_path, delay_s=0.0)
     clean = tmp_path / "clean"
     args = ["--script", str(quick_script), "--cases", str(suite), "--out", str(clean)]
     reference = run_cli(capsys, "run", "--provider", "scripted", *args, "--no-progress")

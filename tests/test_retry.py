@@ -61,7 +61,10 @@ def test_slow_reply_past_the_timeout_is_retried(server: FakeLLMServer, provider_
     provider = MAKERS[provider_name](server)
     server.enqueue(Step.failing("slow", latency_ms=3000), Step.reply("fast this time"))
     sleeps = Sleeps()
-    reply = policy(sleeps).call(lambda: provider.complete(ask("hi"), timeout=0.4))
+    # The first attempt's 0.4 s is always short of a 3 s reply; the retry gets a timeout
+    # no busy machine needs for a reply from 127.0.0.1.
+    timeouts = iter([0.4, 60.0])
+    reply = policy(sleeps).call(lambda: provider.complete(ask("hi"), timeout=next(timeouts)))
     assert reply.content == "fast this time"
     assert len(sleeps.delays) == 1
     provider.close()

@@ -14,7 +14,7 @@ from evalctl.chat import CompletionRequest, Message, Role, ToolCall, ToolDef, To
 from evalctl.server.engine import ContextOverflowError, Engine, EngineConfig
 from evalctl.server.prompt import BadRequestError
 from evalctl.server.toolcalls import parse_tool_calls
-from tests.local_helpers import THREADS, embedded_model
+from tests.local_helpers import LONGEST_TOKEN_BYTES, THREADS, embedded_model, unending_request
 
 WEATHER = ToolDef(
     name="get_weather",
@@ -153,17 +153,43 @@ def test_deltas_add_up_to_the_content(engine: Engine) -> None:
     assert response.timings.ttft_ms is not None
 
 
-def test_deadline_and_cancel_stop_generation_with_timeout(engine: Engine) -> None:
-    long = CompletionRequest(messages=[Message.user("Count from 1 to 300.")], max_tokens=400)
-    started = time.monotonic()
-    response = engine.complete(long, deadline=time.monotonic() + 1.0).response
+def test_no_token_is_longer_than_the_unending_grammar_assumes(engine: Engine) -> None:
+    llm = engine._llm
+    longest = max(len(llm.detokenize([token])) for token in range(llm.n_vocab()))
+    assert longest <= LONGEST_TOKEN_BYTES
+
+
+def test_a_grammar_that_cannot_end_runs_to_max_tokens(engine: Engine) -> None:
+    response = engine.complete(unending_request(max_tokens=24)).response
+    assert response.stop_reason == "max_tokens"
+    assert response.usage.output_tokens == 24
+
+
+def test_a_passed_deadline_stops_after_one_token(engine: Engine) -> None:
+    response = engine.complete(unending_request(), deadline=time.monotonic() - 1.0).response
     assert response.stop_reason == "timeout"
-    assert time.monotonic() - started < 60  # one token after the deadline, not 400
+    assert response.usage.output_tokens == 1
+
+
+def test_a_cancel_event_stops_generation_between_two_tokens(engine: Engine) -> None:
     cancel = threading.Event()
     cancel.set()
-    cancelled = engine.complete(long, cancel=cancel).response
+    cancelled = engine.complete(unending_request(), cancel=cancel).response
     assert cancelled.stop_reason == "timeout"
-    assert cancelled.usage.output_tokens <= 1
+    assert cancelled.usage.output_tokens == 1
+    # Set mid-generation (as a cancelled RPC does), it stops at the next token boundary.
+    cancel = threading.Event()
+    deltas: list[str] = []
+
+    def on_delta(piece: str) -> None:
+        deltas.append(piece)
+        if len(deltas) == 5:
+            cancel.set()
+
+    response = engine.complete(unending_request(), cancel=cancel, on_delta=on_delta).response
+    assert response.stop_reason == "timeout"
+    # One delta per token here (plain ASCII); a token that ends mid-character has none.
+    assert len(deltas) == 5 and 5 <= response.usage.output_tokens < 10
 
 
 def test_max_tokens_is_reported(engine: Engine) -> None:

@@ -66,11 +66,23 @@ PROBE_REQUEST = CompletionRequest(
     max_tokens=16,
     tag="crash-test/probe",
 )
+# A reply that cannot end before its token limit, however fast the machine: the grammar
+# demands a 40,000-character string and no token of a llama.cpp vocabulary we ship is longer
+# than 32 bytes, so 1,250 tokens cannot close it. A free-text "long story" can stop early
+# (the embedded model ends some in under a second on an idle machine), and then there is
+# nothing left to kill mid-generation.
+UNENDING_MIN_CHARS = 40_000
+UNENDING_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"story": {"type": "string", "minLength": UNENDING_MIN_CHARS}},
+    "required": ["story"],
+}
 LONG_REQUEST = CompletionRequest(
     messages=[
         Message.system("You are a storyteller who writes long, detailed stories."),
         Message.user("Write a very long story about a lighthouse keeper. Go on and on."),
     ],
+    json_schema=UNENDING_SCHEMA,
     max_tokens=512,
     tag="crash-test/long",
 )

@@ -10,9 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 
 from evalctl.errors import BadInputError, ExitCode, InfraError
-from evalctl.results.io import drop_none, read_run, write_run, write_text_atomic
+from evalctl.results.io import (
+    from_toml,
+    mark_nulls,
+    read_run,
+    unmark_nulls,
+    write_run,
+    write_text_atomic,
+)
 from evalctl.results.models import RunResult
 from tests import factories as f
 
@@ -49,20 +57,25 @@ def test_write_run_writes_json_and_toml_that_read_back(tmp_path: Path) -> None:
     assert [c["key"] for c in toml["cases"]] == ["suite/a", "suite/b", "suite/c"]
 
 
-def test_toml_drops_none_where_json_keeps_null(tmp_path: Path) -> None:
+def test_toml_keeps_nulls_as_an_explicit_marker(tmp_path: Path) -> None:
     path = _write_sample(tmp_path)
     data = json.loads(path.read_text())
-    toml = tomllib.loads((path.parent / "results.toml").read_text())
+    text = (path.parent / "results.toml").read_text()
+    toml = tomllib.loads(text)
     assert data["provider"]["model_sha256"] is None
-    assert "model_sha256" not in toml["provider"]
-    assert data["cases"][0]["error"] is None
-    assert "error" not in toml["cases"][0]
+    assert toml["provider"]["model_sha256"] == {"$null": True}
+    assert toml["cases"][0]["error"] == {"$null": True}
     assert toml["cases"][2]["error"] == "connection refused"
+    # The file says so itself, and reads back to exactly the JSON.
+    assert text.startswith("# evalctl results") and '{"$null" = true}' in text.split("\n\n")[0]
+    assert from_toml(text) == data
 
 
-def test_drop_none_recurses_into_dicts_and_lists() -> None:
-    value = {"a": None, "b": {"c": None, "d": 1}, "e": [None, {"f": None, "g": [None, 2]}]}
-    assert drop_none(value) == {"b": {"d": 1}, "e": [{"g": [2]}]}
+def test_null_items_in_lists_survive_the_toml_round_trip() -> None:
+    value = {"a": None, "b": {"c": None, "d": 1}, "e": [None, "x", {"f": None, "g": [None, 2]}]}
+    marked = mark_nulls(value)
+    assert marked["e"][0] == {"$null": True}
+    assert unmark_nulls(tomllib.loads(tomli_w.dumps(marked))) == value
 
 
 def test_json_is_stable_and_ends_with_newline(tmp_path: Path) -> None:
@@ -70,7 +83,7 @@ def test_json_is_stable_and_ends_with_newline(tmp_path: Path) -> None:
     second = _write_sample(tmp_path).read_text()
     assert first == second
     assert first.endswith("}\n")
-    assert first.startswith('{\n  "schema_version": 1,\n  "kind": "run",')
+    assert first.startswith('{\n  "schema_version": 2,\n  "kind": "run",')
 
 
 def test_atomic_write_leaves_no_temp_files_and_keeps_mode(tmp_path: Path) -> None:
@@ -185,11 +198,11 @@ def test_unknown_document(tmp_path: Path) -> None:
 
 def test_unknown_schema_version_names_supported_versions(tmp_path: Path) -> None:
     data = _dump(tmp_path)
-    data["schema_version"] = 2
+    data["schema_version"] = 3
     err = _bad(f.write_json(tmp_path / "r.json", data))
     assert err.field == "schema_version"
-    assert "unsupported schema_version 2" in err.message
-    assert "reads version 1" in err.message
+    assert "unsupported schema_version 3" in err.message
+    assert "reads version 1, 2" in err.message
     assert err.hint is not None and "newer evalctl" in err.hint
 
 

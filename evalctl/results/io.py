@@ -1,6 +1,7 @@
 """Writing and reading run results.
 
-JSON is the canonical form; TOML is a rendering for people who prefer it. Every file is
+JSON is the canonical form; TOML is a rendering for people who prefer it (nulls written as
+`{"$null" = true}`, see `to_toml`). Every file is
 written atomically: a temp file in the target directory, fsync'd, then `os.replace`d over
 the target, so a crash or Ctrl-C leaves either the old file or the new one, never half of
 one (a half-written results file would later fail `compare` as truncated JSON).
@@ -13,6 +14,7 @@ import errno
 import json
 import os
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +29,13 @@ from evalctl.results.document import (
     require_kind,
     validate_document,
 )
-from evalctl.results.models import SCHEMA_VERSION, RunResult
+from evalctl.results.models import RUN_SCHEMA_VERSION, RunResult
 from evalctl.secrets import redact
 
 RESULTS_JSON = "results.json"
 RESULTS_TOML = "results.toml"
-SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
+# Version 1 (before check statuses and transcripts) still reads: see results.models.
+SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (1, RUN_SCHEMA_VERSION)
 
 # Errors that mean "this path cannot be written" (the user's to fix) rather than the
 # machine failing (disk full, I/O error).
@@ -77,24 +80,50 @@ def write_json_atomic(path: Path, model: BaseModel) -> None:
     write_text_atomic(path, model.model_dump_json(indent=2) + "\n")
 
 
+# TOML has no null. Rather than drop nulls (which would turn `[null, "x"]` into `["x"]` and
+# make a missing key mean two things), each null is written as this one-key inline table.
+NULL_MARKER = "$null"
+TOML_HEADER = (
+    "# evalctl results, rendered as TOML; the .json file beside it is the canonical form.\n"
+    '# TOML has no null: a null value is written as {"$null" = true} (results.io.from_toml\n'
+    "# reads it back as null).\n\n"
+)
+
+
 def to_toml(model: BaseModel) -> str:
-    """Render `model` as TOML. TOML has no null: keys whose value is None are left out, at
-    every depth, and None items are removed from lists. A reader of the TOML therefore sees
-    a missing key where the JSON says null; the JSON stays the canonical form."""
-    data = drop_none(json.loads(model.model_dump_json()))
-    return tomli_w.dumps(data)
+    """Render `model` as TOML, nulls as `{"$null" = true}` at every depth (see NULL_MARKER),
+    under a comment saying so."""
+    data = mark_nulls(json.loads(model.model_dump_json()))
+    return TOML_HEADER + tomli_w.dumps(data)
+
+
+def from_toml(text: str) -> Any:
+    """Parse TOML written by `to_toml`, turning the null markers back into None."""
+    return unmark_nulls(tomllib.loads(text))
 
 
 def write_toml_atomic(path: Path, model: BaseModel) -> None:
     write_text_atomic(path, to_toml(model))
 
 
-def drop_none(value: Any) -> Any:
-    """Recursively remove None from dicts (the key) and lists (the item)."""
+def mark_nulls(value: Any) -> Any:
+    """Replace None with the null marker, in dicts and lists, recursively."""
+    if value is None:
+        return {NULL_MARKER: True}
     if isinstance(value, dict):
-        return {k: drop_none(v) for k, v in value.items() if v is not None}
+        return {k: mark_nulls(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [drop_none(v) for v in value if v is not None]
+        return [mark_nulls(v) for v in value]
+    return value
+
+
+def unmark_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value == {NULL_MARKER: True}:
+            return None
+        return {k: unmark_nulls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unmark_nulls(v) for v in value]
     return value
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from evalctl.config import ModelPrice
 from evalctl.errors import BadInputError
-from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.models import RUN_SCHEMA_VERSION, CaseResult, RunResult
 from evalctl.results.summary import summarize
 from evalctl.sharding import in_shard
 
@@ -152,6 +152,9 @@ def merge_shards(
             "finished_at": max(finished) if finished else None,
             "settings": first.settings.model_copy(update={"shard": None}),
             "cases": cases,
+            "system_prompts": {k: v for _, r in shards for k, v in r.system_prompts.items()},
+            # A merge of version 1 shards is written in today's format.
+            "schema_version": RUN_SCHEMA_VERSION,
             "summary": summarize(
                 cases, first.provider.name, model=first.provider.model, prices=prices
             ),

@@ -3,16 +3,24 @@ refuse versions they do not know rather than guessing."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalctl.chat import Usage
+from evalctl.chat import CompletionResponse, Message, Usage
 
-# Final keeps the type Literal[1], which the `schema_version` fields below require.
+# Final keeps the type Literal[1], which the `schema_version` fields below require. Soak and
+# crash-test results are still at version 1.
 SCHEMA_VERSION: Final = 1
+# Run results. Version 2 added check statuses (`n/a`), the case input and the transcript;
+# version 1 files still read (a check's `passed` becomes its status).
+RUN_SCHEMA_VERSION: Final = 2
 
 CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
+# `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
+# neither a pass nor a failure and is counted apart everywhere.
+CheckStatus = Literal["pass", "fail", "n/a"]
 
 
 class _Strict(BaseModel):
@@ -20,11 +28,44 @@ class _Strict(BaseModel):
 
 
 class CheckResult(_Strict):
+    """One named check of one case. `status` is the outcome; `passed` is kept, true exactly
+    when status is `pass`, for readers and constructors written before `n/a` existed (give
+    either one; a version 1 file has only `passed`)."""
+
     name: str
-    passed: bool
+    status: CheckStatus = "fail"
+    passed: bool = False
     expected: Any = None
     actual: Any = None
     message: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _status_from_passed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "status" not in data and "passed" in data:
+            data = {**data, "status": "pass" if data["passed"] is True else "fail"}
+        return data
+
+    @model_validator(mode="after")
+    def _passed_agrees(self) -> CheckResult:
+        if "passed" not in self.model_fields_set:
+            self.passed = self.status == "pass"
+        elif self.passed != (self.status == "pass"):
+            raise ValueError(f"passed={self.passed} contradicts status {self.status!r}")
+        return self
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+    @property
+    def not_applicable(self) -> bool:
+        return self.status == "n/a"
+
+
+def not_applicable(name: str, reason: str, expected: Any = None) -> CheckResult:
+    """A check with nothing to test in this case, and why."""
+    return CheckResult(name=name, status="n/a", expected=expected, message=reason)
 
 
 class ToolCallRecord(_Strict):
@@ -36,6 +77,26 @@ class ToolCallRecord(_Strict):
     data: dict[str, Any] = Field(default_factory=dict)
     is_error: bool = False
     duration_ms: float
+
+
+class TurnRecord(_Strict):
+    """One request of a case's conversation and the raw reply it got.
+
+    `sent` holds the messages this request added, as rendered and sent: on turn 1 the user
+    prompt, later the tool results (and, on a last answer turn, the request for the answer).
+    The rest of each request is the previous turns' `sent` and `reply`, and the system
+    prompt, which is sent every turn but stored once per run (`RunResult.system_prompts`,
+    under the case's `system_prompt` reference) to keep files small.
+    """
+
+    turn: int
+    sent: list[Message] = Field(default_factory=list)
+    tool_choice: str = "auto"
+    tools_offered: bool = True
+    # The runner's extra turn, tools disabled, because the budget would have ended on a tool
+    # call (evalctl.runner.attempt).
+    final_answer_turn: bool = False
+    reply: CompletionResponse | None = None
 
 
 class Attempt(_Strict):
@@ -67,6 +128,8 @@ class CaseResult(_Strict):
     id: str
     status: CaseStatus
     features: list[str] = Field(default_factory=list)
+    # The case's `input` table as the suite gave it.
+    input: dict[str, Any] | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     pass_rate: float | None = None
     # Wilson 95% interval of pass_rate over the scored repeats (evalctl.stats); None when no
@@ -79,6 +142,10 @@ class CaseResult(_Strict):
     turns: int = 0
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     output: str = ""
+    # The conversation of the last attempt, turn by turn (see TurnRecord); `system_prompt`
+    # is its key in `RunResult.system_prompts`.
+    system_prompt: str | None = None
+    transcript: list[TurnRecord] = Field(default_factory=list)
     # Passed with no tool error to repair (the model got it right the first time).
     first_try: bool = False
     error: str | None = None
@@ -155,6 +222,10 @@ class Summary(_Strict):
     errors: int = 0
     skipped: int = 0
     flaky: int = 0
+    # Check outcomes over the scored cases; n/a (nothing to test) is counted apart.
+    checks_passed: int = 0
+    checks_failed: int = 0
+    checks_na: int = 0
     # Over scored cases (pass + fail + flaky); None when nothing was scored.
     pass_rate: float | None = None
     first_try_rate: float | None = None
@@ -167,7 +238,7 @@ class Summary(_Strict):
 
 
 class RunResult(_Strict):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1, 2] = RUN_SCHEMA_VERSION
     kind: Literal["run"] = "run"
     run_id: str
     started_at: str
@@ -179,4 +250,11 @@ class RunResult(_Strict):
     settings: RunSettings
     environment: Environment
     cases: list[CaseResult] = Field(default_factory=list)
+    # System prompts the transcripts refer to, by `prompt_ref` (each stored once).
+    system_prompts: dict[str, str] = Field(default_factory=dict)
     summary: Summary = Field(default_factory=Summary)
+
+
+def prompt_ref(text: str) -> str:
+    """The key a system prompt is stored under in `RunResult.system_prompts`."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

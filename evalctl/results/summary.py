@@ -4,6 +4,8 @@ Definitions (each chosen so one bad case cannot make the numbers lie):
 - *scored* cases are those with status pass, fail or flaky. `error` (infrastructure) and
   `skipped` (a prerequisite missing) are neither passes nor failures.
 - `pass_rate` = passed / scored; a flaky case counts as scored but not passed.
+- check counts are over the scored cases' checks; `n/a` (the check had nothing to test) is
+  neither a pass nor a failure and is counted apart.
 - `first_try_rate` = scored cases that passed with no repair turn / scored.
 - latency percentiles and `turns_mean` are over scored cases: an errored case's latency is
   a timeout or a crash, not the feature's speed.
@@ -87,6 +89,9 @@ def summarize(
         errors=counts["error"],
         skipped=counts["skipped"],
         flaky=counts["flaky"],
+        checks_passed=sum(ch.status == "pass" for c in scored for ch in c.checks),
+        checks_failed=sum(ch.status == "fail" for c in scored for ch in c.checks),
+        checks_na=sum(ch.status == "n/a" for c in scored for ch in c.checks),
         pass_rate=counts["pass"] / len(scored) if scored else None,
         first_try_rate=(
             sum(1 for c in scored if c.status == "pass" and c.first_try) / len(scored)

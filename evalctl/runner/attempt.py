@@ -14,7 +14,13 @@ from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ServerCrashedError
 from evalctl.providers.base import Provider
 from evalctl.results.io import write_text_atomic
-from evalctl.results.models import Attempt, CaseStatus, CheckResult, ToolCallRecord
+from evalctl.results.models import (
+    Attempt,
+    CaseStatus,
+    CheckResult,
+    ToolCallRecord,
+    TurnRecord,
+)
 from evalctl.retry import RetryPolicy
 from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
 from evalctl.secrets import redact
@@ -48,10 +54,22 @@ class AttemptOutcome:
     tokens_per_s: float | None = None
     # The request in flight when the attempt ended in an error (for repro files).
     last_request: CompletionRequest | None = None
+    transcript: list[TurnRecord] = field(default_factory=list)
+
+
+# Sent as the user's message of the last answer turn (see `run_attempt`).
+FINAL_ANSWER_PROMPT = (
+    "You have used all your tool calls. Do not call any tool now: give your final answer, "
+    "based on the tool results above."
+)
 
 
 def _status_of(checks: list[CheckResult]) -> CaseStatus:
-    return "pass" if checks and all(c.passed for c in checks) else "fail"
+    """`pass` when no check failed and at least one passed: an `n/a` check had nothing to
+    test, so it neither fails a case nor, alone, passes one."""
+    if any(c.failed for c in checks):
+        return "fail"
+    return "pass" if any(c.status == "pass" for c in checks) else "fail"
 
 
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
@@ -93,6 +111,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         Message.user(setup.kind.build_prompt(table, case, ctx)),
     ]
     responses: list[CompletionResponse] = []
+    turns: list[TurnRecord] = []
     usage = Usage()
     request: CompletionRequest | None = None
 
@@ -112,27 +131,45 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             tool_calls=spy.records,
             output=responses[-1].content if responses else "",
             last_request=request,
+            transcript=turns,
         )
 
+    def ask(turn: int, tool_choice: str, *, final: bool = False) -> CompletionResponse:
+        nonlocal request, usage
+        if deadline - time.monotonic() <= 0:
+            raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+        # What this request adds to the conversation: everything after the previous reply.
+        since = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
+        request = CompletionRequest(
+            messages=list(messages),
+            tools=tool_defs,
+            tool_choice=tool_choice,
+            json_schema=shape.json_schema,
+            max_tokens=table.max_tokens,
+            tag=case.key,
+        )
+        record = TurnRecord(
+            turn=turn,
+            sent=messages[since + 1 :],
+            tool_choice=tool_choice,
+            tools_offered=bool(tool_defs) and tool_choice != "none",
+            final_answer_turn=final,
+        )
+        turns.append(record)
+        response = retry.call(partial(_complete_by, provider, request, deadline))
+        record.reply = response
+        responses.append(response)
+        usage = usage + response.usage
+        if response.stop_reason == "timeout":
+            raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+        messages.append(response.as_message())
+        return response
+
     try:
+        ended_on_tool_call = False
         for turn in range(1, table.max_turns + 1):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
-            request = CompletionRequest(
-                messages=list(messages),
-                tools=tool_defs,
-                tool_choice=_tool_choice(shape, turn) if tool_defs else "none",
-                json_schema=shape.json_schema,
-                max_tokens=table.max_tokens,
-                tag=case.key,
-            )
-            response = retry.call(partial(_complete_by, provider, request, deadline))
-            responses.append(response)
-            usage = usage + response.usage
-            if response.stop_reason == "timeout":
-                raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
-            messages.append(response.as_message())
+            response = ask(turn, _tool_choice(shape, turn) if tool_defs else "none")
+            ended_on_tool_call = bool(response.tool_calls)
             if not response.tool_calls:
                 break
             submitted = False
@@ -141,7 +178,15 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
                 messages.append(Message.tool_result(result))
                 submitted |= call.name == shape.terminal_tool and not result.is_error
             if submitted:
+                ended_on_tool_call = False
                 break
+        # The budget ran out on a tool call: the model has seen the results but had no turn
+        # left to answer, and every answer check would fail on an empty answer whatever it
+        # knew. One more turn, tools disabled, asks for the answer. Not for kinds whose
+        # answer *is* a tool call (a terminal tool): there a text turn could not answer.
+        if ended_on_tool_call and shape.terminal_tool is None:
+            messages.append(Message.user(FINAL_ANSWER_PROMPT))
+            ask(table.max_turns + 1, "none", final=True)
     except ServerCrashedError as exc:
         return ended_in_error(str(exc), crashed=True)
     except EvalctlError as exc:
@@ -156,6 +201,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         output=responses[-1].content if responses else "",
         first_try=status == "pass" and not any(r.is_error for r in spy.records),
         tokens_per_s=_tokens_per_s(responses),
+        transcript=turns,
     )
 
 

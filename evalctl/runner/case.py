@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalctl.providers.base import Provider
-from evalctl.results.models import CaseResult, CaseStatus
+from evalctl.results.models import CaseResult, CaseStatus, prompt_ref
 from evalctl.retry import RetryPolicy
 from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write_repro
 from evalctl.stats import wilson_interval
@@ -64,6 +64,7 @@ def run_case(
         id=case.id,
         status=status,
         features=case.features,
+        input=case.input.model_dump(mode="json"),
         attempts=[o.attempt for o in all_attempts],
         pass_rate=round(passes / len(scored), 4) if scored else None,
         pass_ci_low=round(interval.low, 4) if interval else None,
@@ -74,6 +75,8 @@ def run_case(
         turns=last.attempt.turns,
         tool_calls=last.tool_calls,
         output=last.output,
+        system_prompt=prompt_ref(setup.suite.table.system_prompt),
+        transcript=last.transcript,
         first_try=status == "pass" and all(o.first_try for o in kept),
         error=error if status == "error" else None,
         server_crashed=any(o.attempt.server_crashed for o in all_attempts),
@@ -89,5 +92,6 @@ def skipped_case(setup: CaseSetup, reason: str) -> CaseResult:
         id=case.id,
         status="skipped",
         features=case.features,
+        input=case.input.model_dump(mode="json"),
         skip_reason=reason,
     )

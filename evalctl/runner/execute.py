@@ -21,7 +21,14 @@ from evalctl.errors import EvalctlError, ExitCode
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.results.io import write_run
-from evalctl.results.models import CaseResult, ProviderInfo, RunResult, RunSettings, Shard
+from evalctl.results.models import (
+    CaseResult,
+    ProviderInfo,
+    RunResult,
+    RunSettings,
+    Shard,
+    prompt_ref,
+)
 from evalctl.results.summary import summarize
 from evalctl.retry import RetryPolicy
 from evalctl.runner import environment, resume
@@ -186,6 +193,9 @@ def _execute(
 
     # Keep file order, whatever order concurrent workers finished in.
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
+    prompts = {prompt_ref(s.table.system_prompt): s.table.system_prompt for s in suites}
+    used = {c.system_prompt for c in result.cases}
+    result.system_prompts = {ref: text for ref, text in prompts.items() if ref in used}
     result.finished_at = _now()
     result.interrupted = interrupted
     result.summary = summarize(

@@ -164,7 +164,9 @@ class InstallRecipeKind:
         for name in wanted:
             result = _check(name, truth, attempt, {}, None)
             detail = f" (last attempt: {result.message})" if result.message else ""
-            results.append(result.model_copy(update={"passed": False, "message": why + detail}))
+            results.append(
+                result.model_copy(update={"status": "fail", "passed": False, "message": why + detail})
+            )
         return results
 
 

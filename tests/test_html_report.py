@@ -16,9 +16,18 @@ from pathlib import Path
 import pytest
 
 from evalctl.baselines.compare import compare_baseline
-from evalctl.results.html import SVG_NS, XHTML_NS, histogram, run_page, serialize
+from evalctl.chat import CompletionResponse, Message, ToolCall
+from evalctl.results.html import SVG_NS, XHTML_NS, bin_index, histogram, run_page, serialize
 from evalctl.results.io import write_run
-from evalctl.results.models import Attempt, CheckResult, RunResult
+from evalctl.results.models import (
+    Attempt,
+    CheckResult,
+    RunResult,
+    ToolCallRecord,
+    TurnRecord,
+    prompt_ref,
+)
+from evalctl.runner.attempt import FINAL_ANSWER_PROMPT
 from tests import factories as f
 from tests.cli_helpers import run_cli
 
@@ -30,8 +39,47 @@ NASTY = '<script>alert("x")</script> & "quotes"'
 def sample_run() -> RunResult:
     failed = f.case("alpha/wrong", "fail", latency_ms=900.0).model_copy(
         update={
-            "checks": [CheckResult(name="answer", passed=False, expected="yes", actual=NASTY)],
+            "checks": [
+                CheckResult(
+                    name="answer",
+                    passed=False,
+                    expected="yes",
+                    actual=NASTY,
+                    message="all 4 extract_pattern call(s) were rejected",
+                ),
+                CheckResult(name="rows", status="n/a", message="nothing to count"),
+            ],
             "output": NASTY,
+            "input": {"query": "red under $20"},
+            "system_prompt": prompt_ref("You are a sommelier."),
+            "tool_calls": [
+                ToolCallRecord(
+                    turn=1,
+                    name="search_wines",
+                    arguments={"color": "red"},
+                    result="error: price_max must be a number",
+                    is_error=True,
+                    duration_ms=1.0,
+                )
+            ],
+            "transcript": [
+                TurnRecord(
+                    turn=1,
+                    sent=[Message.user("red under $20")],
+                    tool_choice="required",
+                    reply=CompletionResponse(
+                        tool_calls=[ToolCall(id="c1", name="search_wines", arguments={})]
+                    ),
+                ),
+                TurnRecord(
+                    turn=2,
+                    sent=[Message.user(FINAL_ANSWER_PROMPT)],
+                    tool_choice="none",
+                    tools_offered=False,
+                    final_answer_turn=True,
+                    reply=CompletionResponse(content="I pick\x00 \x1b[31mthis\x1b[0m " + NASTY),
+                ),
+            ],
         }
     )
     flaky = f.case("beta/sometimes", "flaky", latency_ms=420.0).model_copy(
@@ -49,7 +97,10 @@ def sample_run() -> RunResult:
         f.case("beta/skip", "skipped", skip_reason="needs 'tools'"),
         f.case(f"beta/{NASTY}", "pass", latency_ms=300.0),
     ]
-    return f.run(cases)
+    run = f.run(cases)
+    return run.model_copy(
+        update={"system_prompts": {prompt_ref("You are a sommelier."): "You are a sommelier."}}
+    )
 
 
 def sample_page(with_baseline: bool = True) -> str:
@@ -71,7 +122,7 @@ def test_page_is_well_formed_and_has_every_part() -> None:
     assert root.tag == f"{H}html"
     assert root.findtext(f"{H}head/{H}title", "").startswith("evalctl · ")
     sections = {s.get("id") for s in root.iter(f"{H}section")}
-    assert sections == {"summary", "baseline", "latency", "cases"}
+    assert sections == {"summary", "baseline", "latency", "cases", "transcripts"}
     cases = root.find(f".//{H}section[@id='cases']//{H}tbody")
     assert cases is not None and len(cases) == len(sample_run().cases)
     # The histogram: one bar per bin, bars add up to every scored case.
@@ -117,6 +168,41 @@ def test_nothing_is_fetched_from_outside_the_file() -> None:
     assert "url(" not in css and "@import" not in css
     # Every URL-looking string in the file is a namespace name, which is never fetched.
     assert set(re.findall(r"[a-z]+://[^\s\"'<>]+", page)) <= {XHTML_NS, SVG_NS}
+
+
+def test_failed_case_transcript_and_reasons_are_readable_without_results_json() -> None:
+    root = parse(sample_page())
+    cases = "".join(root.find(f".//{H}section[@id='cases']").itertext())  # type: ignore[union-attr]
+    # The reason of a failed check is on the case row itself.
+    assert "all 4 extract_pattern call(s) were rejected" in cases
+    section = root.find(f".//{H}section[@id='transcripts']")
+    assert section is not None
+    blocks = section.findall(f"{H}details")
+    # Every failed (and errored, and flaky) case, collapsed.
+    assert [b.findtext(f"{H}summary", "").split(" · ")[0] for b in blocks] == [
+        "alpha/wrong",
+        "beta/sometimes",
+        "alpha/boom",
+    ]
+    text = "".join(blocks[0].itertext())
+    assert '"query": "red under $20"' in text  # the input
+    assert "You are a sommelier." in text  # the system prompt, by reference
+    assert "search_wines" in text and "price_max must be a number" in text  # call + result
+    assert "last answer turn (tools disabled" in text
+    # Control characters from the model are shown as symbols, not passed through.
+    assert "I pick␀ ␛[31mthis␛[0m" in text and "\x1b" not in text
+    assert "nothing to count" in text  # n/a with its reason
+
+
+def test_histogram_bins_values_on_an_edge_correctly() -> None:
+    # (0.3 - 0.2) / 0.1 is 0.999... in binary floating point: 0.3 used to land in bin 0.
+    assert int((0.3 - 0.2) / 0.1) == 0
+    assert bin_index(0.3, 0.2, 0.4, 2) == 1
+    assert bin_index(0.2, 0.2, 0.4, 2) == 0
+    assert bin_index(0.4, 0.2, 0.4, 2) == 1  # the last bin is closed
+    svg = histogram([0.2, 0.3, 0.4, 0.25])
+    titles = [r.findtext("title") or "" for r in svg.findall("rect")]
+    assert [t.rsplit(": ", 1)[1] for t in titles] == ["2", "2"]
 
 
 def test_histogram_edge_cases() -> None:

@@ -18,8 +18,13 @@ def sample_run() -> RunResult:
         update={
             "checks": [
                 CheckResult(
-                    name="answer", passed=False, expected="a|b", actual="<script>x</script>"
-                )
+                    name="answer",
+                    passed=False,
+                    expected="a|b",
+                    actual="<script>x</script>",
+                    message="the answer differs",
+                ),
+                CheckResult(name="extra", status="n/a", message="no rows to check"),
             ]
         }
     )
@@ -58,7 +63,11 @@ def test_headline_and_sections() -> None:
     text = to_markdown(sample_run())
     assert text.startswith("## evalctl · scripted · script")
     assert "**1/5 passed**" in text
-    assert "1 failed · 1 flaky · 1 errors · 1 skipped" in text
+    assert "1 failed · 1 flaky · 1 error · 1 skipped" in text
+    assert "checks: 1 passed · 1 failed · 1 n/a" in text
+    assert table_rows(text, "<details><summary>n/a checks (1)") == [
+        ["alpha/wrong", "extra", "no rows to check"]
+    ]
     assert table_rows(text, "### 💥 Errors") == [["alpha/boom", "connection refused"]]
     assert table_rows(text, "### ⏭️ Skipped") == [["beta/skip", "needs 'tools'"]]
     assert table_rows(text, "### 🎲 Flaky") == [["beta/sometimes", "2/3 (21%-94%)"]]
@@ -68,8 +77,11 @@ def test_headline_and_sections() -> None:
 def test_failed_checks_show_expected_and_actual_escaped() -> None:
     text = to_markdown(sample_run())
     rows = table_rows(text, "### ❌ Failed")
-    # The pipe is escaped so the row keeps four cells; markup is shown, not rendered.
-    assert rows == [["alpha/wrong", "answer", "a\\|b", "&lt;script&gt;x&lt;/script&gt;"]]
+    # The pipe is escaped so the row keeps five cells; markup is shown, not rendered; the
+    # check's reason is there, so nobody needs results.json to know why it failed.
+    assert rows == [
+        ["alpha/wrong", "answer", "a\\|b", "&lt;script&gt;x&lt;/script&gt;", "the answer differs"]
+    ]
     assert "<script>" not in text
 
 
@@ -77,6 +89,12 @@ def test_cell_is_one_bounded_line() -> None:
     assert cell("a\nb\r\nc") == "a b c"
     assert len(cell("x" * 500)) <= 160
     assert cell({"k": [1, 2]}) == '{"k": \\[1, 2\\]}'
+
+
+def test_cell_makes_nul_ansi_and_bidi_controls_visible() -> None:
+    text = cell("a\x00b\x1b[31mred\x1b[0m\u202eevil\x7f\x9b")
+    assert text == "a␀b␛\\[31mred␛\\[0m&lt;U+202E&gt;evil␡&lt;U+009B&gt;"
+    assert not any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text)
 
 
 def test_quiet_run_has_no_attention_sections() -> None:

@@ -181,3 +181,76 @@ def test_concurrent_run_equals_serial_run(echo_suite: Path, tmp_path: Path) -> N
         ]
 
     assert essence(serial) == essence(parallel)
+
+
+BUDGET_ENDS_ON_A_TOOL_CALL = """
+[[cases."echo/hello"]]
+content = "hello"
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = "h" } }]
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = "hi" } }]
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = "hi" } }]
+
+[[cases."echo/shout"]]
+content = "HI"
+"""
+
+
+def test_budget_ending_on_a_tool_call_gets_a_last_answer_turn_without_tools(
+    echo_suite: Path, tmp_path: Path
+) -> None:
+    from evalctl.runner.attempt import FINAL_ANSWER_PROMPT
+
+    outcome, _out = _run(echo_suite, BUDGET_ENDS_ON_A_TOOL_CALL, tmp_path)
+    shout = outcome.result.cases[1]  # type: ignore[attr-defined]
+    # max_turns is 3 and all three were tool calls: without the extra turn the answer would
+    # be empty and the answer check would fail whatever the model knew.
+    assert shout.status == "pass"
+    assert shout.turns == 4 and len(shout.transcript) == 4
+    last = shout.transcript[-1]
+    assert last.final_answer_turn and not last.tools_offered and last.tool_choice == "none"
+    assert [m.content for m in last.sent][-1] == FINAL_ANSWER_PROMPT
+    assert last.reply is not None and last.reply.content == "HI"
+    assert not any(t.final_answer_turn for t in shout.transcript[:-1])
+
+
+def test_each_case_keeps_its_input_and_every_turn_as_sent(echo_suite: Path, tmp_path: Path) -> None:
+    _outcome, out = _run(echo_suite, PERFECT, tmp_path)
+    data = json.loads((out / "results.json").read_text())
+    hello, shout = data["cases"]
+    assert hello["input"] == {"prompt": "say hello"}
+    # The system prompt is stored once and referred to, not repeated per turn.
+    assert data["system_prompts"] == {hello["system_prompt"]: "Answer exactly."}
+    assert [m["role"] for m in hello["transcript"][0]["sent"]] == ["user"]
+    assert hello["transcript"][0]["sent"][0]["content"] == "say hello"
+    first, second = shout["transcript"]
+    assert first["reply"]["tool_calls"][0]["name"] == "upper"
+    # Turn 2 sent the tool's result, as the model saw it.
+    assert [(m["role"], m["content"]) for m in second["sent"]] == [("tool", "HI")]
+    assert second["reply"]["content"] == "HI" and not second["final_answer_turn"]
+
+
+def test_a_version_1_results_file_reads_with_check_statuses(
+    echo_suite: Path, tmp_path: Path
+) -> None:
+    from evalctl.results.io import read_run
+
+    _outcome, out = _run(echo_suite, '[[cases."echo/shout"]]\ncontent = "HI"\n' + PERFECT, tmp_path)
+    data = json.loads((out / "results.json").read_text())
+    data["schema_version"] = 1
+    del data["system_prompts"]
+    for case in data["cases"]:
+        for key in ("input", "system_prompt", "transcript"):
+            case.pop(key, None)
+        for check in case["checks"]:
+            del check["status"]
+    (out / "old.json").write_text(json.dumps(data))
+    run = read_run(out / "old.json")
+    statuses = [[(c.name, c.status) for c in case.checks] for case in run.cases]
+    assert statuses == [[("answer", "pass")], [("answer", "pass"), ("tool", "fail")]]
+    assert run.cases[1].checks[1].passed is False

@@ -15,24 +15,40 @@ not gate. Without counts a flaky baseline never gates: flakiness is the statemen
 either outcome is expected, and gating on one noisy outcome would make CI flaky.
 docs/flaky.md works through an example.
 
-Exit code of a baseline comparison: 1 on any regression or orphaned case,
-else 3 when a case could not be scored, else 0. A run diff is information, not a gate,
-and exits 0.
+Check level (a baseline of schema version 2 records each check's outcome): inside a case
+that failed in the baseline and fails now, a check that went pass -> fail is a *check
+regression* and gates like a case regression; fail -> pass is a *check improvement*. A case
+that regressed or improved as a whole lists its checks in its own entry instead. Checks of a
+flaky case (either side) are not compared: they come from one repeat of a noisy case, and
+the case's pass rate already judges it. `n/a` (nothing to test) is neither outcome: a change
+to or from n/a is not a regression.
+
+Exit code of a baseline comparison: 1 on any regression (case or check) or orphaned case,
+else 3 when a case could not be scored, else 0. A run diff is information, not a gate, and
+exits 0.
 """
 
 from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
 from evalctl.errors import ExitCode
-from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
+from evalctl.results.models import (
+    CaseResult,
+    CaseStatus,
+    CheckResult,
+    CheckStatus,
+    RunResult,
+    Summary,
+)
 from evalctl.results.summary import summarize
+from evalctl.results.text import plural
 from evalctl.stats import dropped, rose, wilson_interval
 
 Change = Literal["regression", "improvement", "changed", "unchanged", "unscored"]
@@ -95,16 +111,51 @@ class RateInterval(BaseModel):
         return f"{self.passed}/{self.runs} (95% CI {self.low:.0%}-{self.high:.0%})"
 
 
+class CheckDetail(BaseModel):
+    """A check's outcome in the run, with what it expected, found, and why."""
+
+    name: str
+    status: CheckStatus
+    expected: Any = None
+    actual: Any = None
+    reason: str = ""
+
+    @classmethod
+    def of(cls, check: CheckResult) -> CheckDetail:
+        return cls(
+            name=check.name,
+            status=check.status,
+            expected=check.expected,
+            actual=check.actual,
+            reason=check.message,
+        )
+
+
 class CaseChange(BaseModel):
     key: str
     baseline: BaselineStatus
     current: CaseStatus
     # Names of the checks that failed now: the first thing a reader wants after the key.
     failed_checks: list[str] = []
+    # The same checks with expected, actual and the reason.
+    failures: list[CheckDetail] = []
     # For a flaky baseline: both pass rates and why the change does or does not gate.
     baseline_rate: RateInterval | None = None
     current_rate: RateInterval | None = None
     reason: str | None = None
+
+
+class CheckChange(BaseModel):
+    """One check whose outcome changed inside a case whose status did not."""
+
+    key: str
+    check: str
+    baseline: CheckStatus
+    current: CheckStatus
+    case_status: CaseStatus
+    expected: Any = None
+    actual: Any = None
+    reason: str = ""
 
 
 class NewCase(BaseModel):
@@ -130,6 +181,9 @@ class Comparison(BaseModel):
     run_model: str
     regressions: list[CaseChange] = []
     improvements: list[CaseChange] = []
+    # Check level, inside cases that failed in the baseline and fail now (module docstring).
+    check_regressions: list[CheckChange] = []
+    check_improvements: list[CheckChange] = []
     # Flaky in the baseline, pass or fail now, with no credible change of pass rate (or no
     # counts to judge one): reported, not gating.
     flaky_changes: list[CaseChange] = []
@@ -144,6 +198,25 @@ class Comparison(BaseModel):
     update_command: str
     exit_code: int
 
+    def counts_line(self) -> str:
+        """`1 regression · 2 check regressions · 0 orphaned · ...` for every renderer."""
+        return " · ".join(
+            [
+                plural(len(self.regressions), "regression"),
+                plural(len(self.check_regressions), "check regression"),
+                f"{len(self.orphaned)} orphaned",
+                f"{len(self.unscored)} unscored",
+                plural(len(self.improvements), "improvement"),
+                plural(len(self.check_improvements), "check improvement"),
+                f"{len(self.new)} new",
+                f"{len(self.unchanged)} unchanged",
+            ]
+        )
+
+    @property
+    def verdict(self) -> str:
+        return {0: "OK", 1: "FAILED", 3: "UNSCORED"}.get(self.exit_code, str(self.exit_code))
+
 
 def compare_baseline(
     baseline: Baseline,
@@ -156,6 +229,9 @@ def compare_baseline(
     results = {c.key: c for c in run.cases}
     regressions: list[CaseChange] = []
     improvements: list[CaseChange] = []
+    # Check level, inside cases that failed in the baseline and fail now (module docstring).
+    check_regressions: list[CheckChange] = []
+    check_improvements: list[CheckChange] = []
     flaky_changes: list[CaseChange] = []
     unscored: list[UnscoredCase] = []
     unchanged: list[str] = []
@@ -178,7 +254,11 @@ def compare_baseline(
             unscored.append(_unscored(case, in_baseline=True))
             continue
         entry = CaseChange(
-            key=key, baseline=expected, current=case.status, failed_checks=_failed_checks(case)
+            key=key,
+            baseline=expected,
+            current=case.status,
+            failed_checks=_failed_checks(case),
+            failures=[CheckDetail.of(c) for c in case.checks if c.failed],
         )
         if expected == "flaky":
             entry = _with_rates(entry, change, before_counts, after_counts)
@@ -190,6 +270,10 @@ def compare_baseline(
             flaky_changes.append(entry)
         else:
             unchanged.append(key)
+            if expected == "fail" and case.status == "fail":
+                worse, better = _check_changes(key, baseline.checks.get(key, {}), case)
+                check_regressions += worse
+                check_improvements += better
 
     new: list[NewCase] = []
     for key, case in sorted(results.items()):
@@ -201,7 +285,7 @@ def compare_baseline(
         else:
             new.append(NewCase(key=key, status=case.status))
 
-    if regressions or orphaned:
+    if regressions or check_regressions or orphaned:
         code = ExitCode.GATE_FAILED
     elif unscored:
         code = ExitCode.INFRA
@@ -217,6 +301,8 @@ def compare_baseline(
         run_model=run.provider.model,
         regressions=regressions,
         improvements=improvements,
+        check_regressions=check_regressions,
+        check_improvements=check_improvements,
         flaky_changes=flaky_changes,
         orphaned=orphaned,
         new=new,
@@ -227,6 +313,30 @@ def compare_baseline(
         update_command=update_command(results_path, baseline_path),
         exit_code=int(code),
     )
+
+
+def _check_changes(
+    key: str, before: dict[str, CheckStatus], case: CaseResult
+) -> tuple[list[CheckChange], list[CheckChange]]:
+    """Checks of one case that went pass -> fail (first) and fail -> pass (second)."""
+    worse: list[CheckChange] = []
+    better: list[CheckChange] = []
+    for check in case.checks:
+        was = before.get(check.name)
+        if was is None or was == check.status or "n/a" in (was, check.status):
+            continue
+        change = CheckChange(
+            key=key,
+            check=check.name,
+            baseline=was,
+            current=check.status,
+            case_status=case.status,
+            expected=check.expected,
+            actual=check.actual,
+            reason=check.message,
+        )
+        (worse if check.status == "fail" else better).append(change)
+    return worse, better
 
 
 def _with_rates(
@@ -267,7 +377,7 @@ def update_command(results_path: Path | None, baseline_path: Path | None) -> str
 
 
 def _failed_checks(case: CaseResult) -> list[str]:
-    return [c.name for c in case.checks if not c.passed]
+    return [c.name for c in case.checks if c.failed]
 
 
 def _unscored(case: CaseResult, *, in_baseline: bool) -> UnscoredCase:
@@ -284,6 +394,11 @@ def _mismatch_warnings(baseline: Baseline, run: RunResult) -> list[str]:
     # Not errors: comparing across models is sometimes exactly the question being asked.
     # But a reader must not mistake the result for a like-for-like gate.
     warnings = []
+    if baseline.schema_version < 2:
+        warnings.append(
+            "the baseline records case statuses only (schema_version 1): a check that "
+            "regresses inside a failing case cannot be seen; re-record it with `evalctl baseline`"
+        )
     if baseline.provider != run.provider.name:
         warnings.append(
             f"baseline is for provider {baseline.provider!r}, the run used {run.provider.name!r}"

@@ -1,8 +1,13 @@
-"""The baseline file: `baselines/<provider>.json`, one expected status per case key.
+"""The baseline file: `baselines/<provider>.json`, one expected status per case key and,
+since schema version 2, the outcome of each of its checks.
 
 It keeps the familiar shape (`provider`, `model`, `baselines`) plus a schema version and
 provenance. Provenance fields are optional on input so a hand-written baseline in the
 familiar shape still reads; `build_baseline` always fills them.
+
+Versions: 1 holds case statuses only; 2 adds `checks` (case key -> check name -> pass, fail
+or n/a), which lets `compare` gate a check that regressed inside a case that already failed.
+A version 1 file still reads, with no check outcomes (compare then says so).
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ from evalctl.results.document import (
     require_kind,
     validate_document,
 )
+from evalctl.results.models import CheckStatus
 
-BASELINE_SCHEMA_VERSION: Final = 1
-SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (BASELINE_SCHEMA_VERSION,)
+BASELINE_SCHEMA_VERSION: Final = 2
+SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (1, BASELINE_SCHEMA_VERSION)
 
 # `error` and `skipped` are deliberately absent: neither says anything about quality, so
 # neither may become an expectation.
@@ -57,7 +63,7 @@ class PassCount(BaseModel):
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = BASELINE_SCHEMA_VERSION
     kind: Literal["baseline"] = "baseline"
     provider: str
     model: str
@@ -70,6 +76,9 @@ class Baseline(BaseModel):
     # of a baseline recorded with --repeats. `compare` needs it to tell a real drop in a
     # flaky case's pass rate from noise (docs/flaky.md).
     pass_counts: dict[str, PassCount] = Field(default_factory=dict)
+    # Per case key, each check's outcome when the baseline was recorded (version 2). `n/a`
+    # (the check had nothing to test) is kept apart: it is neither a pass nor a failure.
+    checks: dict[str, dict[str, CheckStatus]] = Field(default_factory=dict)
     # The pass-rate bar the source run had to clear. Anything under the default 0.5 was a
     # deliberate `--min-pass-rate`, kept in the file so a lowered bar is never silent.
     min_pass_rate: float | None = None
@@ -87,6 +96,11 @@ class Baseline(BaseModel):
         stray = sorted(set(self.pass_counts) - set(self.baselines))
         if stray:
             raise ValueError(f"pass_counts has keys that are not in baselines: {stray[:5]}")
+        stray = sorted(set(self.checks) - set(self.baselines))
+        if stray:
+            raise ValueError(f"checks has keys that are not in baselines: {stray[:5]}")
+        if self.schema_version == 1 and self.checks:
+            raise ValueError("checks needs schema_version 2")
         return self
 
     @field_validator("baselines")

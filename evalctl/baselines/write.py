@@ -17,7 +17,7 @@ from evalctl.baselines.model import Baseline, BaselineStatus, PassCount
 from evalctl.baselines.scope import in_scope
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
-from evalctl.results.models import RunResult
+from evalctl.results.models import CheckStatus, RunResult
 
 DEFAULT_MIN_PASS_RATE = 0.5
 # Provider names become file names; keep them to a safe, portable alphabet.
@@ -67,7 +67,12 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         )
     statuses: dict[str, BaselineStatus] = {}
     counts: dict[str, PassCount] = {}
+    checks: dict[str, dict[str, CheckStatus]] = {}
     for case in sorted(scored, key=lambda c: c.key):
+        # Each check's outcome (of the last repeat), so compare can see a check regress inside
+        # a case that fails either way.
+        if case.checks:
+            checks[case.key] = {c.name: c.status for c in case.checks}
         # The scored filter above guarantees one of the three; spelled out for the type checker.
         statuses[case.key] = (
             "pass" if case.status == "pass" else "flaky" if case.status == "flaky" else "fail"
@@ -85,6 +90,7 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         source_run_id=run.run_id,
         baselines=statuses,
         pass_counts=counts,
+        checks=checks,
         min_pass_rate=min_pass_rate,
     )
 
@@ -111,9 +117,16 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
     merged = dict(sorted({**kept, **fresh.baselines}.items()))
     kept_counts = {k: v for k, v in existing.pass_counts.items() if k in kept}
     counts = dict(sorted({**kept_counts, **fresh.pass_counts}.items()))
+    kept_checks = {k: v for k, v in existing.checks.items() if k in kept}
+    checks = dict(sorted({**kept_checks, **fresh.checks}.items()))
     # The merged file is only as strict as the laxest run that fed it.
     bars = [b for b in (existing.min_pass_rate, fresh.min_pass_rate) if b is not None]
-    update = {"baselines": merged, "pass_counts": counts, "min_pass_rate": min(bars, default=None)}
+    update = {
+        "baselines": merged,
+        "pass_counts": counts,
+        "checks": checks,
+        "min_pass_rate": min(bars, default=None),
+    }
     return fresh.model_copy(update=update), len(kept)
 
 

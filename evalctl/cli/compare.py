@@ -6,16 +6,20 @@ their names: BASELINE RESULTS gates; RESULTS_A RESULTS_B diffs.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from evalctl.baselines.compare import CaseChange, Comparison, RateInterval, RunDiff
+from evalctl.baselines.compare import CaseChange, CheckChange, Comparison, RateInterval, RunDiff
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, ExitCode, GateFailedError, InfraError
+from evalctl.results.text import visible_controls
+from evalctl.secrets import redact
 
 _SHORT_COLUMNS = frozenset({"baseline", "now", "status", "in baseline", "A→B", "Δ ms", "Δ tokens"})
 _MARKERS = {"regression": " [bold red]▼[/]", "improvement": " [bold green]▲[/]"}
@@ -39,11 +43,19 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def _changes_table(title: str, changes: list[CaseChange]) -> Table:
+def _changes_table(title: str, changes: list[CaseChange], *, details: bool = False) -> Table:
     table = _table(title, "case", "baseline", "now", "failed checks")
     for c in changes:
         # A flaky baseline's entry is about pass rates; its reason says what they show.
-        detail = ", ".join(c.failed_checks)
+        if details and c.failures:
+            # Regressions: each failed check with what it expected, what it got and why.
+            detail = "\n".join(
+                f"{f.name}: expected {_short(f.expected)}, actual {_short(f.actual)}"
+                + (f" ({f.reason})" if f.reason else "")
+                for f in c.failures
+            )
+        else:
+            detail = ", ".join(c.failed_checks)
         if c.reason:
             detail = f"{detail}; {c.reason}" if detail else c.reason
         before = _status(c.baseline) + _rate(c.baseline_rate)
@@ -51,6 +63,27 @@ def _changes_table(title: str, changes: list[CaseChange]) -> Table:
             escape(c.key), before, _status(c.current) + _rate(c.current_rate), escape(detail)
         )
     return table
+
+
+def _check_table(title: str, changes: list[CheckChange]) -> Table:
+    table = _table(title, "case", "check", "baseline", "now", "expected / actual / reason")
+    for c in changes:
+        detail = f"expected {_short(c.expected)}, actual {_short(c.actual)}"
+        if c.reason:
+            detail += f" ({c.reason})"
+        table.add_row(
+            escape(c.key), escape(c.check), _status(c.baseline), _status(c.current), escape(detail)
+        )
+    return table
+
+
+_SHORT_LIMIT = 200
+
+
+def _short(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = visible_controls(text)
+    return text if len(text) <= _SHORT_LIMIT else text[: _SHORT_LIMIT - 1] + "…"
 
 
 def _rate(rate: RateInterval | None) -> str:
@@ -70,7 +103,14 @@ def render_comparison(cmp: Comparison) -> None:
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if cmp.regressions:
-        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions))
+        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions, details=True))
+    if cmp.check_regressions:
+        stdout.print(
+            _check_table(
+                "[bold red]Check regressions (inside cases that fail either way)[/]",
+                cmp.check_regressions,
+            )
+        )
     if cmp.orphaned:
         table = _table("[bold red]Orphaned (in the baseline, missing from the results)[/]", "case")
         for key in cmp.orphaned:
@@ -84,6 +124,8 @@ def render_comparison(cmp: Comparison) -> None:
         stdout.print(table)
     if cmp.improvements:
         stdout.print(_changes_table("[bold green]Improvements[/]", cmp.improvements))
+    if cmp.check_improvements:
+        stdout.print(_check_table("[bold green]Check improvements[/]", cmp.check_improvements))
     if cmp.new:
         table = _table("[yellow]New (not in the baseline)[/]", "case", "status")
         for n in cmp.new:
@@ -97,22 +139,18 @@ def render_comparison(cmp: Comparison) -> None:
             )
         )
 
-    if cmp.improvements or cmp.orphaned or cmp.new:
-        why = "accept improvements" if cmp.improvements else "record the current case set"
+    if cmp.improvements or cmp.check_improvements or cmp.orphaned or cmp.new:
+        better = cmp.improvements or cmp.check_improvements
+        why = "accept improvements" if better else "record the current case set"
         stdout.print(f"to {why}, update the baseline:")
         stdout.print(f"  {cmp.update_command}", soft_wrap=True, markup=False, highlight=False)
-        if cmp.regressions:
+        if cmp.regressions or cmp.check_regressions:
             stdout.print("[yellow]note:[/] that would also accept the regressions above")
     if cmp.out_of_scope:
         stdout.print(f"[dim]{cmp.out_of_scope} baseline cases not selected by this run[/]")
 
-    counts = (
-        f"{len(cmp.regressions)} regressions · {len(cmp.orphaned)} orphaned · "
-        f"{len(cmp.unscored)} unscored · {len(cmp.improvements)} improvements · "
-        f"{len(cmp.new)} new · {len(cmp.unchanged)} unchanged"
-    )
-    verdict = {0: "[bold green]OK[/]", 1: "[bold red]FAILED[/]", 3: "[bold magenta]UNSCORED[/]"}
-    stdout.print(f"{verdict.get(cmp.exit_code, str(cmp.exit_code))}: {counts}", soft_wrap=True)
+    colour = {0: "bold green", 1: "bold red", 3: "bold magenta"}.get(cmp.exit_code, "bold")
+    stdout.print(f"[{colour}]{cmp.verdict}[/]: {cmp.counts_line()}", soft_wrap=True)
 
 
 def _delta(value: float | None, unit: str = "", fmt: str = "+.0f") -> str:
@@ -192,6 +230,10 @@ def _gate(cmp: Comparison) -> None:
         parts = []
         if cmp.regressions:
             parts.append(f"{_n(len(cmp.regressions), 'regression')} ({_keys(cmp.regressions)})")
+        if cmp.check_regressions:
+            named = ", ".join(f"{c.key}: {c.check}" for c in cmp.check_regressions[:5])
+            more = " ..." if len(cmp.check_regressions) > 5 else ""
+            parts.append(f"{_n(len(cmp.check_regressions), 'check regression')} ({named}{more})")
         if cmp.orphaned:
             parts.append(f"{len(cmp.orphaned)} orphaned ({', '.join(cmp.orphaned[:5])})")
         raise GateFailedError("quality gate failed: " + "; ".join(parts))
@@ -201,6 +243,22 @@ def _gate(cmp: Comparison) -> None:
             f"{_n(len(cmp.unscored), 'case')} could not be scored ({keys})",
             hint="an infrastructure error or a missing prerequisite; see the reasons above",
         )
+
+
+def _step_summary(cmp: Comparison) -> None:
+    """In GitHub Actions, append the verdict and the regressions to the job page."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    from evalctl.baselines.markdown import comparison_markdown
+
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(redact(comparison_markdown(cmp)) + "\n")
+    except OSError as exc:
+        raise BadInputError(
+            f"cannot append the verdict: {exc.strerror}", file=path, field="GITHUB_STEP_SUMMARY"
+        ) from None
 
 
 def _n(count: int, noun: str) -> str:
@@ -244,6 +302,7 @@ def compare(
         run = run_from_document(doc_b)
         cmp = compare_baseline(baseline, run, results_path=doc_b.path, baseline_path=doc_a.path)
         emit(cmp, as_json, render_comparison)
+        _step_summary(cmp)
         _gate(cmp)
         return
     if doc_a.kind == "run":

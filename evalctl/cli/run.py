@@ -202,7 +202,7 @@ def run(
             CaseLine(
                 key=c.key,
                 status=c.status,
-                failed_checks=[ch.name for ch in c.checks if not ch.passed],
+                failed_checks=[ch.name for ch in c.checks if ch.failed],
                 latency_ms=c.latency_ms,
                 error=c.error,
                 skip_reason=c.skip_reason,

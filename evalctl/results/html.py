@@ -22,13 +22,16 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
-from evalctl.baselines.compare import CaseChange, Comparison
+from evalctl.baselines.compare import CaseChange, CheckChange, Comparison
+from evalctl.chat import Message
 from evalctl.errors import BadInputError
 from evalctl.results.document import Document
-from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
 from evalctl.results.summary import SCORED
+from evalctl.results.text import visible_controls
 
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
@@ -44,6 +47,7 @@ STATUS_COLOURS = {
     "error": "#8250df",
     "flaky": "#bf8700",
     "skipped": "#6e7781",
+    "n/a": "#6e7781",
 }
 
 # No `<` or `&` anywhere in the CSS: <style> is raw text in HTML but parsed text in XML, and
@@ -72,6 +76,9 @@ pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; }
 .note { color: #59636e; }
 .warn { color: #9a6700; }
 details summary { cursor: pointer; }
+.turn { border-left: 3px solid #d0d7de; padding-left: 10px; margin: 8px 0; }
+.msg { margin: 4px 0; }
+h4 { font-size: 13px; margin: 10px 0 4px; }
 svg text { font: 11px system-ui, sans-serif; fill: #59636e; }
 """
 
@@ -205,7 +212,7 @@ def histogram(
     step = (hi - lo) / bins if hi > lo else 1.0
     counts = [0] * bins
     for value in values:
-        counts[min(bins - 1, int((value - lo) / step)) if hi > lo else 0] += 1
+        counts[bin_index(value, lo, hi, bins)] += 1
     left, right, top, bottom = 44, 16, 34, 24
     plot_w, plot_h = width - left - right, height - top - bottom
     peak = max(counts)
@@ -278,6 +285,20 @@ def histogram(
     return svg
 
 
+def bin_index(value: float, lo: float, hi: float, bins: int) -> int:
+    """The bin of `value` among `bins` equal bins from `lo` to `hi`, the last one closed.
+
+    Computed in decimal on the shortest representation of each float (what a reader sees),
+    because binary floating point misplaces values that sit on an edge:
+    `int((0.3 - 0.2) / 0.1)` is 0, so 0.3 would land in the bin that ends at 0.3.
+    """
+    if hi <= lo:
+        return 0
+    low, high, point = Decimal(repr(lo)), Decimal(repr(hi)), Decimal(repr(value))
+    index = int((point - low) * bins / (high - low))
+    return min(bins - 1, max(0, index))
+
+
 def _num(value: float) -> str:
     # Scripted and cached answers take well under 10 ms; "0 ms" for all of them says nothing.
     return f"{value:.1f}" if abs(value) < 10 else f"{value:.0f}"
@@ -305,28 +326,120 @@ def _passed(case: CaseResult) -> str:
     return text
 
 
+def _pre(value: Any) -> ET.Element:
+    return el("pre", visible_controls(_value(value)))
+
+
+def _check_rows(checks: Sequence[CheckResult]) -> list[list[Cell]]:
+    return [
+        [
+            c.name,
+            el("td", badge(c.status)),
+            el("td", _pre(c.expected)),
+            el("td", _pre(c.actual)),
+            el("td", _pre(c.message)),
+        ]
+        for c in checks
+    ]
+
+
+_CHECK_HEADER = ["check", "status", "expected", "actual", "reason"]
+# Cases whose transcript the page shows: those a reader has to debug.
+_WITH_TRANSCRIPT = ("fail", "error", "flaky")
+
+
 def _detail(case: CaseResult) -> ET.Element:
     td = el("td")
     if case.error:
         prefix = "server crashed: " if case.server_crashed else ""
-        td.append(el("pre", prefix + case.error))
+        td.append(_pre(prefix + case.error))
     if case.skip_reason:
         td.append(el("span", case.skip_reason, class_="note"))
-    failed = [c for c in case.checks if not c.passed]
+    failed = [c for c in case.checks if c.failed]
     if failed:
-        rows: list[list[Cell]] = [
-            [c.name, el("td", el("pre", _value(c.expected))), el("td", el("pre", _value(c.actual)))]
-            for c in failed
-        ]
-        names = ", ".join(c.name for c in failed)
+        # The reason of each failed check is shown, not only its name: the reason is what
+        # says "all 4 extract_pattern calls were rejected" and why.
+        for c in failed:
+            td.append(el("div", el("b", c.name), ": ", visible_controls(c.message or "failed")))
         td.append(
             el(
                 "details",
-                el("summary", f"failed: {names}"),
-                table(["check", "expected", "actual"], rows),
+                el("summary", "expected / actual"),
+                table(_CHECK_HEADER, _check_rows(failed)),
             )
         )
+    na = [c for c in case.checks if c.not_applicable]
+    if na:
+        td.append(el("div", "n/a: " + ", ".join(c.name for c in na), class_="note"))
+    if case.status in _WITH_TRANSCRIPT:
+        # No in-page link: the page holds no href at all (nothing to follow or fetch).
+        td.append(el("div", "transcript: see below", class_="note"))
     return td
+
+
+def _anchor(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "-", key)
+
+
+def _message_block(message: Message) -> ET.Element:
+    label = str(message.role)
+    if message.name:
+        label += f" ({message.name}{', error' if message.is_error else ''})"
+    parts: list[ET.Element | str | None] = [el("div", el("b", label))]
+    parts.append(_pre(message.content) if message.content else None)
+    for call in message.tool_calls:
+        parts.append(_pre(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})"))
+    return el("div", *parts, class_="msg")
+
+
+def _turn_block(turn: TurnRecord, calls: list[ToolCallRecord]) -> ET.Element:
+    title = f"turn {turn.turn} · tool_choice {turn.tool_choice}"
+    if turn.final_answer_turn:
+        title += " · last answer turn (tools disabled: the turn budget ended on a tool call)"
+    parts: list[ET.Element | str | None] = [el("h4", title)]
+    parts += [_message_block(m) for m in turn.sent]
+    reply = turn.reply
+    if reply is None:
+        parts.append(el("p", "no reply (the attempt ended here)", class_="warn"))
+    else:
+        meta = f"reply · stop {reply.stop_reason} · {reply.usage.output_tokens} tokens out"
+        parts.append(el("div", el("b", meta)))
+        parts.append(_pre(reply.content) if reply.content else el("p", "(no text)", class_="note"))
+        for call in reply.tool_calls:
+            parts.append(_pre(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})"))
+    for record in calls:
+        status = "rejected" if record.is_error else "ran"
+        parts.append(el("div", el("b", f"tool {record.name} {status}"), class_="note"))
+        parts.append(_pre(record.result))
+    return el("div", *parts, class_="turn")
+
+
+def transcript_block(case: CaseResult, system_prompts: dict[str, str]) -> ET.Element:
+    """A case's whole story, collapsed: input, system prompt, every turn as sent and
+    answered, tool calls with their results, and every check with its reason."""
+    body: list[ET.Element | str | None] = []
+    if case.input is not None:
+        body += [el("h4", "input"), _pre(case.input)]
+    prompt = system_prompts.get(case.system_prompt or "")
+    if prompt is not None:
+        body.append(el("details", el("summary", "system prompt"), _pre(prompt)))
+    by_turn: dict[int, list[ToolCallRecord]] = {}
+    for record in case.tool_calls:
+        by_turn.setdefault(record.turn, []).append(record)
+    if case.transcript:
+        body += [_turn_block(t, by_turn.get(t.turn, [])) for t in case.transcript]
+    else:
+        # Results written before transcripts were kept (version 1): the tool calls and the
+        # final answer are all there is.
+        for turn, calls in sorted(by_turn.items()):
+            body.append(_turn_block(TurnRecord(turn=turn), calls))
+        if case.output:
+            body += [el("h4", "final answer"), _pre(case.output)]
+    if case.checks:
+        body += [el("h4", "checks"), table(_CHECK_HEADER, _check_rows(case.checks))]
+    turns = len(case.transcript) or case.turns
+    summary = f"{case.key} · {case.status} · {turns} turn{'s' if turns != 1 else ''}"
+    return el("details", el("summary", summary), *body, id=f"t-{_anchor(case.key)}")
 
 
 def _summary_cards(run: RunResult) -> ET.Element:
@@ -338,6 +451,10 @@ def _summary_cards(run: RunResult) -> ET.Element:
         card("flaky", str(s.flaky), STATUS_COLOURS["flaky"]),
         card("errors", str(s.errors), STATUS_COLOURS["error"]),
         card("skipped", str(s.skipped), STATUS_COLOURS["skipped"]),
+        card(
+            "checks pass / fail / n/a",
+            f"{s.checks_passed} / {s.checks_failed} / {s.checks_na}",
+        ),
         card("pass rate (scored)", _pct(s.pass_rate)),
         card("first-try", _pct(s.first_try_rate)),
         card("latency p50", f"{s.latency_ms.p50:.0f} ms"),
@@ -357,21 +474,41 @@ def _changes(title: str, changes: list[CaseChange]) -> ET.Element | None:
         return None
     rows: list[list[Cell]] = []
     for c in changes:
-        detail = ", ".join(c.failed_checks)
+        detail = el("td")
+        for f in c.failures:
+            line = f"{f.name}: expected {_value(f.expected)}, actual {_value(f.actual)}"
+            detail.append(_pre(line + (f" ({f.reason})" if f.reason else "")))
+        if not c.failures and c.failed_checks:
+            detail.append(el("span", ", ".join(c.failed_checks)))
         if c.reason:
-            detail = f"{detail}; {c.reason}" if detail else c.reason
+            detail.append(el("span", c.reason, class_="note"))
         rows.append([c.key, el("td", badge(c.baseline)), el("td", badge(c.current)), detail])
     return el("div", el("h3", title), table(["case", "baseline", "now", "detail"], rows))
 
 
+def _check_changes(title: str, changes: list[CheckChange]) -> ET.Element | None:
+    if not changes:
+        return None
+    rows: list[list[Cell]] = [
+        [
+            c.key,
+            c.check,
+            el("td", badge(c.baseline)),
+            el("td", badge(c.current)),
+            el("td", _pre(c.expected)),
+            el("td", _pre(c.actual)),
+            el("td", _pre(c.reason)),
+        ]
+        for c in changes
+    ]
+    header = ["case", "check", "baseline", "now", "expected", "actual", "reason"]
+    return el("div", el("h3", title), table(header, rows))
+
+
 def _comparison(cmp: Comparison) -> ET.Element:
-    verdicts = {0: ("OK", STATUS_COLOURS["pass"]), 1: ("FAILED", STATUS_COLOURS["fail"])}
-    text, colour = verdicts.get(cmp.exit_code, ("UNSCORED", STATUS_COLOURS["error"]))
-    counts = (
-        f"{len(cmp.regressions)} regressions · {len(cmp.orphaned)} orphaned · "
-        f"{len(cmp.unscored)} unscored · {len(cmp.improvements)} improvements · "
-        f"{len(cmp.new)} new · {len(cmp.unchanged)} unchanged"
-    )
+    colours = {0: STATUS_COLOURS["pass"], 1: STATUS_COLOURS["fail"]}
+    text, colour = cmp.verdict, colours.get(cmp.exit_code, STATUS_COLOURS["error"])
+    counts = cmp.counts_line()
     parts: list[ET.Element | None] = [
         el(
             "p",
@@ -388,6 +525,11 @@ def _comparison(cmp: Comparison) -> ET.Element:
     ]
     parts += [el("p", f"warning: {w}", class_="warn") for w in cmp.warnings]
     parts.append(_changes("Regressions", cmp.regressions))
+    parts.append(
+        _check_changes(
+            "Check regressions (inside cases that fail either way)", cmp.check_regressions
+        )
+    )
     if cmp.orphaned:
         parts.append(
             el(
@@ -409,6 +551,7 @@ def _comparison(cmp: Comparison) -> ET.Element:
             )
         )
     parts.append(_changes("Improvements", cmp.improvements))
+    parts.append(_check_changes("Check improvements", cmp.check_improvements))
     if cmp.new:
         rows = [[n.key, el("td", badge(n.status))] for n in cmp.new]
         parts.append(
@@ -477,6 +620,25 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
             ),
             id_="cases",
         ),
+        _transcripts(run),
+    )
+
+
+def _transcripts(run: RunResult) -> ET.Element | None:
+    shown = [c for c in run.cases if c.status in _WITH_TRANSCRIPT]
+    if not shown:
+        return None
+    return section(
+        f"Transcripts of failed cases ({len(shown)})",
+        el(
+            "p",
+            "Each case as it ran: its input, what was sent each turn, the raw replies, tool "
+            "calls with their results, and every check with its reason. Control characters "
+            "in model output are shown as symbols (␀, ␛).",
+            class_="note",
+        ),
+        *(transcript_block(c, run.system_prompts) for c in shown),
+        id_="transcripts",
     )
 
 

@@ -16,14 +16,18 @@ from typing import Any
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, RunResult
 from evalctl.results.report_io import write_report
+from evalctl.results.summary import SCORED
+from evalctl.results.text import plural, visible_controls
 
 _CELL_LIMIT = 160
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
 
 
 def cell(value: Any) -> str:
-    """Text safe inside a table cell: one line, no pipes, no HTML, bounded length."""
+    """Text safe inside a table cell: one line, no pipes, no HTML, control characters made
+    visible (a NUL or an ANSI escape from a model must not reach a job page), bounded length."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = visible_controls(text)
     if len(text) > _CELL_LIMIT:
         text = text[: _CELL_LIMIT - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -59,8 +63,11 @@ def to_markdown(run: RunResult) -> str:
         f"## evalctl · {cell(run.provider.name)} · {cell(run.provider.model)}",
         "",
         f"**{s.passed}/{s.total} passed** ({_pct(s.pass_rate)} of scored) · {s.failed} failed · "
-        f"{s.flaky} flaky · {s.errors} errors · {s.skipped} skipped"
+        f"{s.flaky} flaky · {plural(s.errors, 'error')} · {s.skipped} skipped"
         + (" · **interrupted**" if run.interrupted else ""),
+        "",
+        f"checks: {s.checks_passed} passed · {s.checks_failed} failed · {s.checks_na} n/a "
+        "(nothing to test)",
         "",
     ]
     metrics = [
@@ -86,14 +93,21 @@ def to_markdown(run: RunResult) -> str:
     if failed:
         rows = []
         for case in failed:
-            for check in (c for c in case.checks if not c.passed):
+            for check in (c for c in case.checks if c.failed):
                 rows.append(
-                    [cell(case.key), cell(check.name), cell(check.expected), cell(check.actual)]
+                    [
+                        cell(case.key),
+                        cell(check.name),
+                        cell(check.expected),
+                        cell(check.actual),
+                        cell(check.message),
+                    ]
                 )
-            if not any(not c.passed for c in case.checks):
-                rows.append([cell(case.key), "-", "-", "-"])
+            if not any(c.failed for c in case.checks):
+                why = "every check was n/a" if case.checks else "no check ran"
+                rows.append([cell(case.key), "-", "-", "-", why])
         lines += [f"### ❌ Failed ({len(failed)})", ""]
-        lines += _table(["case", "check", "expected", "actual"], rows)
+        lines += _table(["case", "check", "expected", "actual", "reason"], rows)
     errors = [c for c in run.cases if c.status == "error"]
     if errors:
         lines += [f"### 💥 Errors ({len(errors)})", ""]
@@ -106,6 +120,14 @@ def to_markdown(run: RunResult) -> str:
     if flaky:
         lines += [f"### 🎲 Flaky ({len(flaky)})", ""]
         lines += _table(["case", "passed (95% CI)"], [[cell(c.key), _rate(c)] for c in flaky])
+    na = [(c, ch) for c in run.cases if c.status in SCORED for ch in c.checks if ch.not_applicable]
+    if na:
+        lines += [f"<details><summary>n/a checks ({len(na)}): nothing to test</summary>", ""]
+        lines += _table(
+            ["case", "check", "reason"],
+            [[cell(c.key), cell(ch.name), cell(ch.message)] for c, ch in na],
+        )
+        lines += ["</details>", ""]
     skipped = [c for c in run.cases if c.status == "skipped"]
     if skipped:
         lines += [f"### ⏭️ Skipped ({len(skipped)})", ""]

@@ -27,14 +27,22 @@ class RunProgress:
             TextColumn("[bold]{task.description}", justify="left"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/]"),
+            TextColumn(
+                "[green]{task.fields[passed]} pass[/] [red]{task.fields[failed]} fail[/] "
+                "[magenta]{task.fields[errors]} error[/]"
+            ),
             TimeElapsedColumn(),
             console=self._console,
             disable=not enabled,
         )
-        self._task: TaskID = self._progress.add_task("starting", total=total, passed=0, failed=0)
+        self._task: TaskID = self._progress.add_task(
+            "starting", total=total, passed=0, failed=0, errors=0
+        )
         self._passed = 0
         self._failed = 0
+        # Infrastructure errors are neither passes nor failures, and the one count a watcher
+        # most needs to see early (a dead provider fails every case after it).
+        self._errors = 0
 
     def __enter__(self) -> RunProgress:
         self._progress.start()
@@ -54,14 +62,23 @@ class RunProgress:
     def advance(self, case: CaseResult) -> None:
         self._passed += case.status == "pass"
         self._failed += case.status in ("fail", "flaky")
+        self._errors += case.status == "error"
         self._progress.update(
             self._task,
             advance=1,
             passed=self._passed,
             failed=self._failed,
+            errors=self._errors,
             description=case.key,
         )
         if self._enabled and not self._console.is_terminal:
             # Without a live display (CI logs), one line per case is the useful record.
             style = _STYLE.get(case.status, "")
-            self._console.print(f"[{style}]{case.status:>7}[/] {case.key}")
+            done = self._progress.tasks[0].completed
+            self._console.print(
+                f"[{style}]{case.status:>7}[/] {case.key}  "
+                f"({done}/{self._progress.tasks[0].total}: {self._passed} pass · "
+                f"{self._failed} fail · {self._errors} error)",
+                markup=True,
+                highlight=False,
+            )

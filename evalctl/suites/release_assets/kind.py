@@ -165,7 +165,9 @@ class InstallRecipeKind:
             result = _check(name, truth, attempt, {}, None)
             detail = f" (last attempt: {result.message})" if result.message else ""
             results.append(
-                result.model_copy(update={"status": "fail", "passed": False, "message": why + detail})
+                result.model_copy(
+                    update={"status": "fail", "passed": False, "message": why + detail}
+                )
             )
         return results
 

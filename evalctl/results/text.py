@@ -1,0 +1,34 @@
+"""Text from models, made safe to show: control characters made visible, counts worded.
+
+Model output can hold anything: NUL, ANSI escape sequences that recolour or clear a terminal
+or a log viewer, bidirectional overrides that reorder what a reader sees. Reports show such
+characters as visible symbols instead of passing them through.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls except tab and newline (carriage return too: it rewrites a line in a log),
+# DEL, C1 controls, and the bidirectional embedding/override/isolate characters.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode's "control pictures": ␀ ␛ ...
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"<U+{code:04X}>"
+
+
+def visible_controls(text: str) -> str:
+    """`text` with every control character replaced by a visible stand-in (␀, ␛, <U+202E>);
+    a CRLF line end stays a line end."""
+    return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """`1 regression`, `2 regressions`."""
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"

@@ -194,7 +194,7 @@ def test_soak_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_soak_markdown_matches_the_runbook_template(tmp_path: Path) -> None:
-    from evalctl.results.runbook import soak_markdown
+    from evalctl.reports.runbook import soak_markdown
 
     md = soak_markdown(soak([150, 180, 185, 190, 195, 200, 205]))
     assert "**leak**" in md
@@ -202,7 +202,7 @@ def test_soak_markdown_matches_the_runbook_template(tmp_path: Path) -> None:
 
 
 def test_soak_html_page_and_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from evalctl.stability.html import memory_chart_svg
+    from evalctl.reports.soak_page import memory_chart_svg
 
     result = soak([150, 180, 180, 180.2, 180.1, 180.3])
     write_json_atomic(tmp_path / "soak.json", result)
@@ -247,7 +247,7 @@ def test_crash_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_failed_crash_markdown_says_why() -> None:
-    from evalctl.results.runbook import crash_markdown
+    from evalctl.reports.runbook import crash_markdown
 
     md = crash_markdown(crash(recovered=False))
     assert "**FAILED**" in md and "boom" in md

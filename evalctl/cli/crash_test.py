@@ -126,6 +126,8 @@ def crash_test(
     """
     from evalctl.providers.local import LocalProvider
     from evalctl.providers.registry import ProviderOptions, create
+    from evalctl.reports.crash_page import crash_page
+    from evalctl.results.io import write_text_atomic
     from evalctl.stability.crash import CrashPlan, new_crash_id, run_crash_test, write_crash
 
     plan = CrashPlan(kills=kills, mid_generation=mid_generation, timeout_s=timeout)
@@ -144,6 +146,7 @@ def crash_test(
     finally:
         provider.close()
     files = write_crash(result, out_dir)
+    write_text_atomic(files.html, crash_page(result))
     emit(
         CrashOutput(
             files=CrashFilesOut(

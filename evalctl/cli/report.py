@@ -98,7 +98,7 @@ def report(
     elif baseline is not None:
         raise BadInputError("only applies with --html", field="--baseline")
     if markdown is not None:
-        from evalctl.results.runbook import render_markdown
+        from evalctl.reports.runbook import render_markdown
 
         text = render_markdown(doc)
         output.markdown_path = str(markdown)

@@ -143,6 +143,8 @@ def soak(
     from evalctl.cases.loader import load_suites
     from evalctl.providers.local import LocalProvider
     from evalctl.providers.registry import ProviderOptions, create
+    from evalctl.reports.soak_page import memory_chart_svg, soak_page
+    from evalctl.results.io import write_text_atomic
     from evalctl.stability.requests import first_turn_calls
     from evalctl.stability.soak import SoakPlan, cycle_of, new_soak_id, run_soak, write_soak
 
@@ -184,6 +186,8 @@ def soak(
     finally:
         provider.close()
     files = write_soak(result, out_dir)
+    write_text_atomic(files.chart, memory_chart_svg(result))
+    write_text_atomic(files.html, soak_page(result))
     emit(
         SoakOutput(
             files=SoakFilesOut(

@@ -648,8 +648,8 @@ def _transcripts(run: RunResult) -> ET.Element | None:
 # document) into a page. Imported lazily.
 PAGE_RENDERERS: dict[str, str] = {
     "run": "evalctl.results.html:run_report",
-    "soak": "evalctl.stability.html:soak_report",
-    "crash-test": "evalctl.stability.html:crash_report",
+    "soak": "evalctl.reports.soak_page:soak_report",
+    "crash-test": "evalctl.reports.crash_page:crash_report",
 }
 
 

@@ -35,7 +35,7 @@ from evalctl import __version__, flock
 from evalctl.chat import CompletionRequest, Message
 from evalctl.errors import BadInputError, EvalctlError, ServerCrashedError
 from evalctl.providers.local import LocalProvider
-from evalctl.results.io import write_json_atomic, write_text_atomic, write_toml_atomic
+from evalctl.results.io import write_json_atomic, write_toml_atomic
 from evalctl.results.summary import latency_stats
 from evalctl.stability.describe import make_out_dir
 from evalctl.stability.models import (
@@ -315,14 +315,12 @@ class CrashFiles:
 
 
 def write_crash(result: CrashResult, out_dir: Path) -> CrashFiles:
-    """crash-test.toml, then crash-test.json (canonical, last), then crash-test.html."""
-    from evalctl.stability.html import crash_page
-
+    """The record: crash-test.toml, then crash-test.json (canonical, last). The command then
+    renders the page to `html` (evalctl.reports.crash_page)."""
     make_out_dir(out_dir)
     files = CrashFiles(
         json=out_dir / CRASH_JSON, toml=out_dir / CRASH_TOML, html=out_dir / REPORT_HTML
     )
     write_toml_atomic(files.toml, result)
     write_json_atomic(files.json, result)
-    write_text_atomic(files.html, crash_page(result))
     return files

@@ -23,7 +23,7 @@ from evalctl import __version__
 from evalctl.errors import BadInputError, InfraError, ProviderError, ServerCrashedError
 from evalctl.lifecycle.manager import DaemonStatus
 from evalctl.providers.local import LocalProvider
-from evalctl.results.io import write_json_atomic, write_text_atomic, write_toml_atomic
+from evalctl.results.io import write_json_atomic, write_toml_atomic
 from evalctl.stability.describe import make_out_dir
 from evalctl.stability.memory import read_memory
 from evalctl.stability.models import (
@@ -273,10 +273,9 @@ class SoakFiles:
 
 
 def write_soak(result: SoakResult, out_dir: Path) -> SoakFiles:
-    """soak.toml, then soak.json (its appearance means the write completed), then the chart
-    (memory.svg) and the page (soak.html), all atomically."""
-    from evalctl.stability.html import memory_chart_svg, soak_page
-
+    """The record: soak.toml, then soak.json (its appearance means the write completed), both
+    atomically. The command then renders the chart and the page to the other two paths
+    (evalctl.reports.soak_page)."""
     make_out_dir(out_dir)
     files = SoakFiles(
         json=out_dir / SOAK_JSON,
@@ -286,6 +285,4 @@ def write_soak(result: SoakResult, out_dir: Path) -> SoakFiles:
     )
     write_toml_atomic(files.toml, result)
     write_json_atomic(files.json, result)
-    write_text_atomic(files.chart, memory_chart_svg(result))
-    write_text_atomic(files.html, soak_page(result))
     return files

@@ -34,8 +34,7 @@ from evalctl.config import Settings  # noqa: E402
 from evalctl.retry import RetryPolicy  # noqa: E402
 from evalctl.runner.api import RunRequest  # noqa: E402
 from evalctl.runner.execute import execute_run  # noqa: E402
-from evalctl.scoring import kinds  # noqa: E402
-from evalctl.tools import registry  # noqa: E402
+from tests import echo_kind  # noqa: E402
 
 
 def prompt(i: int) -> str:
@@ -105,8 +104,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="report the median of N runs")
     args = parser.parse_args()
 
-    kinds.KINDS["echo"] = "tests.echo_kind:KIND"
-    registry.TOOLS["upper"] = "tests.echo_kind:UPPER"
+    echo_kind.install()
     ideal = args.cases * args.latency_ms / 1000 / args.concurrency
     with tempfile.TemporaryDirectory(prefix="bench-j-") as tmp:
         root = Path(tmp)

@@ -1,4 +1,7 @@
-"""Settings: `evalctl.toml` in the working directory (optional), then environment variables."""
+"""Settings: `evalctl.toml` in the working directory (optional), then environment variables.
+
+The directory holding `evalctl.toml` is the project directory: the `plugins` it names are
+imported from there first (`evalctl.plugin_loader.configure`)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from evalctl.errors import BadInputError
 
@@ -69,7 +72,12 @@ class GateSettings(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Top-level keys other than these are settings declared by plugins (`add_setting`);
+    # `evalctl.plugin_loader.configure` checks each against its plugin's declaration, so
+    # unknown keys are still errors, as everywhere else in user files.
+    model_config = ConfigDict(extra="allow")
+    # The evalctl.toml these settings came from; its directory is the project directory.
+    _config_file: Path | None = PrivateAttr(default=None)
 
     home: Path = Field(default_factory=lambda: Path("~/.evalctl").expanduser())
     cases_dir: Path = Path("cases")
@@ -80,12 +88,16 @@ class Settings(BaseModel):
     default_suites: list[str] = Field(default_factory=list)
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
-    # SQLite file of the wine catalog; default: built under $EVALCTL_HOME/catalog/ at run start.
-    catalog_db: Path | None = None
+    # Plugin modules to load, from the directory holding evalctl.toml first, then sys.path.
+    plugins: list[str] = Field(default_factory=list)
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)
     # Model name (or name prefix) -> price; merged over evalctl.cost.DEFAULT_PRICES.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     gate: GateSettings = Field(default_factory=GateSettings)
+
+    @property
+    def config_file(self) -> Path | None:
+        return self._config_file
 
     @property
     def run_dir(self) -> Path:
@@ -113,6 +125,8 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         raise BadInputError(err["msg"], file=str(path), field=field) from None
+    if path.is_file():
+        settings._config_file = path
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
     if env.get("EVALCTL_LOCAL_MODEL"):

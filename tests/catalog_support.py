@@ -9,10 +9,10 @@ from typing import Any
 from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse, Message, ToolCall
 from evalctl.config import Settings
+from evalctl.plugin_loader import get_tools
 from evalctl.scoring.kinds import Transcript
 from evalctl.suites.sommelier.kind import CatalogQaExpected, CatalogQaInput
 from evalctl.tools.base import ToolContext, ToolSpy
-from evalctl.tools.registry import get_tools
 
 REPO = Path(__file__).resolve().parent.parent
 CASES_DIR = REPO / "cases"

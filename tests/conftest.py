@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,15 +33,24 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture(autouse=True)
+def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with only the built-in plugins; what a test registers or loads
+    (evalctl.toml plugins add their directory to sys.path) is gone after it."""
+    from evalctl import plugin_loader
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    plugin_loader.reset()
+    yield
+    plugin_loader.reset()
+
+
 @pytest.fixture
-def echo_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def echo_suite(tmp_path: Path) -> Path:
     """A two-case suite of the test-only `echo` kind, with its `upper` tool registered."""
-    from evalctl.scoring import kinds
-    from evalctl.tools import registry
     from tests import echo_kind
 
-    monkeypatch.setitem(kinds.KINDS, "echo", "tests.echo_kind:KIND")
-    monkeypatch.setitem(registry.TOOLS, "upper", "tests.echo_kind:UPPER")
+    echo_kind.install()
     cases_dir = tmp_path / "cases"
     cases_dir.mkdir()
     path = cases_dir / "echo.toml"

@@ -5,11 +5,9 @@ in-process). For tests that must signal or kill a real evalctl process."""
 from __future__ import annotations
 
 from evalctl.cli.app import main
-from evalctl.scoring import kinds
-from evalctl.tools import registry
+from tests import echo_kind
 
-kinds.KINDS["echo"] = "tests.echo_kind:KIND"
-registry.TOOLS["upper"] = "tests.echo_kind:UPPER"
+echo_kind.install()
 
 if __name__ == "__main__":
     main()

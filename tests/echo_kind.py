@@ -1,6 +1,7 @@
 """A tiny suite kind and tool for tests of the loader and runner, independent of shipped suites.
 
-Registered into the real registries by the `echo_suite` fixture (tests/conftest.py).
+Registered into the real registry through the plugin API by the `echo_suite` fixture
+(tests/conftest.py), `tests/echo_cli.py` and the concurrency benchmark.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import ToolDef
+from evalctl.plugin import Registry
 from evalctl.results.models import CheckResult
 from evalctl.scoring.kinds import RequestShape, Transcript
 from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
@@ -79,6 +81,25 @@ class UpperTool:
 
 KIND = EchoKind()
 UPPER = UpperTool()
+
+
+def register(registry: Registry) -> None:
+    registry.add_kind("echo", KIND)
+    registry.add_tool("upper", UPPER)
+
+
+def install() -> None:
+    """Register the echo plugin into this process's registry (as a test-only plugin)."""
+    from evalctl.plugin import Origin
+    from evalctl.plugin_loader import registry
+
+    reg = registry()
+    reg.current = Origin("evalctl.toml", "tests.echo_kind")
+    try:
+        register(reg)
+    finally:
+        reg.current = Origin("builtin", "evalctl")
+
 
 SUITE_TOML = """
 [suite]

@@ -10,9 +10,9 @@ from evalctl.cases.loader import load_suite
 from evalctl.cases.schema import Case, Suite
 from evalctl.chat import ToolCall
 from evalctl.config import Settings
+from evalctl.plugin_loader import get_tools
 from evalctl.scoring.kinds import Transcript
 from evalctl.tools.base import ToolContext, ToolSpy
-from evalctl.tools.registry import get_tools
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "cases"

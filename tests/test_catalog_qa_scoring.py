@@ -12,8 +12,9 @@ from pydantic import ValidationError
 from evalctl.cases.loader import load_suite
 from evalctl.cases.schema import Case
 from evalctl.errors import BadInputError
+from evalctl.plugin_loader import get_kind
 from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import Transcript, get_kind
+from evalctl.scoring.kinds import Transcript
 from evalctl.suites.sommelier.answer import match_name, recommendations, says_no_match
 from evalctl.suites.sommelier.catalog_db import load_wines
 from evalctl.suites.sommelier.kind import KIND, CatalogQaExpected

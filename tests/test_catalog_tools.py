@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from evalctl.cases.requirements import RESOURCES
 from evalctl.chat import ToolCall
 from evalctl.config import Settings
+from evalctl.plugin_loader import registry
 from evalctl.suites.sommelier.catalog_db import (
     FILTER_SQL,
     CatalogDb,
@@ -32,7 +32,7 @@ from evalctl.suites.sommelier.tools import (
     open_catalog,
 )
 from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, ToolSpy
-from tests.catalog_support import FIXTURES, make_ctx, settings_for
+from tests.catalog_support import CASES_DIR, FIXTURES, make_ctx, settings_for
 
 
 @pytest.fixture
@@ -106,18 +106,26 @@ def test_the_run_opens_the_catalog_once(ctx: ToolContext) -> None:
 def test_resource_check_passes_with_the_committed_catalog(evalctl_home: Path) -> None:
     from evalctl.cases.loader import load_suite
 
-    table = load_suite(FIXTURES.parent / "sommelier.toml").table
-    assert check_catalog(settings_for(evalctl_home), table) is None
-    # Registered lazily in the runner's table under the name suites require.
-    assert RESOURCES["catalog"](settings_for(evalctl_home), table) is None
+    suite = load_suite(FIXTURES.parent / "sommelier.toml")
+    assert check_catalog(settings_for(evalctl_home), suite) is None
+    # Registered through the plugin API under the name suites require, with an opener.
+    resource = registry().resource("catalog")
+    assert resource is not None
+    check, opener = resource
+    assert check(settings_for(evalctl_home), suite) is None
+    assert opener is not None and opener(settings_for(evalctl_home), suite).names
 
 
 def test_resource_check_explains_a_missing_catalog(evalctl_home: Path, tmp_path: Path) -> None:
     from evalctl.cases.loader import load_suite
 
-    table = load_suite(FIXTURES.parent / "sommelier.toml").table
-    reason = RESOURCES["catalog"](Settings(home=evalctl_home, cases_dir=tmp_path), table)
-    assert reason is not None and "not found" in reason and "wines.json" in reason
+    # The catalog is looked up next to the suite file, whatever cases_dir or the cwd are.
+    copy = tmp_path / "sommelier.toml"
+    copy.write_text((FIXTURES.parent / "sommelier.toml").read_text())
+    resource = registry().resource("catalog")
+    assert resource is not None
+    reason = resource[0](Settings(home=evalctl_home, cases_dir=CASES_DIR), load_suite(copy))
+    assert reason is not None and "not found" in reason and str(tmp_path / "fixtures") in reason
 
 
 # --- normalisation ---------------------------------------------------------------------------

@@ -7,7 +7,10 @@ end to end through the runner (scripted provider), including auto-skip on unmet 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -237,10 +240,47 @@ def test_a_provider_without_tools_skips_every_case_with_the_reason(
 def test_a_missing_catalog_skips_every_case_with_the_reason(
     suite: Suite, tmp_path: Path, evalctl_home: Path
 ) -> None:
-    # The catalog is looked up under settings.cases_dir; this one has none.
-    settings = Settings(home=evalctl_home, cases_dir=tmp_path / "elsewhere")
-    result = run_suite(tmp_path, {"default": [{"content": "unused"}]}, settings)
+    # The catalog is looked up next to the suite file: this copy has no fixtures/ beside it.
+    lonely = tmp_path / "lonely" / "sommelier.toml"
+    lonely.parent.mkdir()
+    lonely.write_text(SUITE_PATH.read_text())
+    script_path = tmp_path / "script.json"
+    script_path.write_text(json.dumps({"default": [{"content": "unused"}]}))
+    outcome = execute_run(
+        RunRequest(
+            provider="scripted",
+            script=script_path,
+            paths=[lonely],
+            out_dir=tmp_path / "out",
+            show_progress=False,
+        ),
+        settings_for(evalctl_home),
+        {},
+        retry=NO_SLEEP,
+    )
+    result = outcome.result
+    assert len(result.cases) == len(suite.cases)
     assert {c.status for c in result.cases} == {"skipped"}
     reason = result.cases[0].skip_reason or ""
     assert reason.startswith("requirement 'catalog' not met: wine catalog")
-    assert "not found" in reason
+    assert str(lonely.parent / "fixtures" / "wines.json") in reason and "not found" in reason
+
+
+def test_the_catalog_is_found_from_any_working_directory(
+    tmp_path: Path, evalctl_home: Path
+) -> None:
+    # A real `evalctl run` in another directory (no evalctl.toml, no cases/ there): the
+    # catalog resolves against the suite file, so the cases run instead of being skipped.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = elsewhere / "script.json"
+    script.write_text(json.dumps({"default": [{"content": "[NO MATCH]"}]}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalctl.cli", "run", "--provider", "scripted", "--script",
+         str(script), "--json", "--out", str(elsewhere / "out"), "--cases", str(SUITE_PATH)],
+        cwd=elsewhere, capture_output=True, text=True, check=False,
+        env={**os.environ, "EVALCTL_HOME": str(evalctl_home)},
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    statuses = {c["status"] for c in json.loads(proc.stdout)["cases"]}
+    assert "skipped" not in statuses and statuses <= {"pass", "fail"}

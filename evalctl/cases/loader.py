@@ -12,8 +12,7 @@ from pydantic import BaseModel, ValidationError
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import Case, Suite, SuiteFile
 from evalctl.errors import BadInputError
-from evalctl.scoring.kinds import get_kind
-from evalctl.tools.registry import TOOLS
+from evalctl.plugin_loader import get_kind, kind_names, tool_names
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
@@ -78,11 +77,18 @@ def load_suite(path: Path) -> Suite:
     kind = get_kind(table.kind)
     if kind is None:
         raise BadInputError(
-            f"unknown suite kind {table.kind!r}", file=str(path), field="suite.kind"
+            f"unknown suite kind {table.kind!r} (known: {', '.join(kind_names())})",
+            file=str(path),
+            field="suite.kind",
         )
+    known_tools = tool_names()
     for tool in table.tools:
-        if tool not in TOOLS:
-            raise BadInputError(f"unknown tool {tool!r}", file=str(path), field="suite.tools")
+        if tool not in known_tools:
+            raise BadInputError(
+                f"unknown tool {tool!r} (known: {', '.join(known_tools) or 'none'})",
+                file=str(path),
+                field="suite.tools",
+            )
     _check_names(path, None, "suite.checks", table.checks, kind.check_names)
     known_needs = known_requirements()
     for need in table.requires:

@@ -1,48 +1,50 @@
 """What a suite may `require`, and how to tell whether this run can provide it.
 
-A need that is not met turns the suite's cases into `skipped` with the reason: never
-failures, never silently absent from the results.
+Capabilities are the provider's; resources are registered by plugins (`evalctl.plugin`,
+`add_resource`). A need that is not met turns the suite's cases into `skipped` with the
+reason: never failures, never silently absent from the results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
-from evalctl.cases.schema import SuiteTable
+from evalctl.cases.schema import Suite
 from evalctl.config import Settings
+from evalctl.errors import EvalctlError
 from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
-
-# A resource check returns None when the resource is there, else why it is not.
-ResourceCheck = Callable[[Settings, SuiteTable], str | None]
 
 CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
 
 
-def _catalog(settings: Settings, suite: SuiteTable) -> str | None:
-    # Imported here: SQLite and the catalog data load only when a suite needs them.
-    from evalctl.suites.sommelier.tools import check_catalog
-
-    return check_catalog(settings, suite)
-
-
-# Resource name -> check. Suites that need data (a catalog database, ...) register here.
-RESOURCES: dict[str, ResourceCheck] = {"catalog": _catalog}
-
-
 def known_requirements() -> frozenset[str]:
-    return CAPABILITIES | frozenset(RESOURCES)
+    from evalctl.plugin_loader import registry
+
+    return CAPABILITIES | frozenset(registry().names("resource"))
 
 
-def unmet_requirement(suite: SuiteTable, provider: Provider, settings: Settings) -> str | None:
-    for need in suite.requires:
+def unmet_requirement(
+    suite: Suite, provider: Provider, settings: Settings, opened: dict[str, Any] | None = None
+) -> str | None:
+    """None when every need is met, else why not. Resources with an opener are opened into
+    `opened` (the suite's `ctx.resources`) once their check passes."""
+    from evalctl.plugin_loader import registry
+
+    for need in suite.table.requires:
         if need in CAPABILITIES:
             if need not in provider.capabilities:
                 return f"provider {provider.name!r} lacks the {need!r} capability"
             continue
-        check = RESOURCES.get(need)
-        if check is None:
+        resource = registry().resource(need)
+        if resource is None:
             return f"unknown requirement {need!r}"
+        check, open_ = resource
         problem = check(settings, suite)
+        if problem is None and open_ is not None and opened is not None:
+            try:
+                opened[need] = open_(settings, suite)
+            except EvalctlError as exc:
+                problem = exc.message
         if problem is not None:
             return f"requirement {need!r} not met: {problem}"
     return None

@@ -32,7 +32,12 @@ JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead o
 
 
 def settings_from_env() -> Settings:
-    return load_settings()
+    from evalctl.plugin_loader import configure
+
+    settings = load_settings()
+    # Plugins are imported on first use; their settings keys are checked now.
+    configure(settings)
+    return settings
 
 
 def build_request(

@@ -192,7 +192,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     except EvalctlError as exc:
         return ended_in_error(str(exc))
 
-    checks = setup.kind.score(case, Transcript(messages, responses, spy.records))
+    checks = setup.kind.score(case, Transcript(messages, responses, spy.records, ctx))
     status = _status_of(checks)
     return AttemptOutcome(
         attempt=Attempt(status=status, latency_ms=elapsed_ms(), turns=len(responses), usage=usage),

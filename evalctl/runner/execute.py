@@ -18,6 +18,8 @@ from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
+from evalctl.plugin_loader import configure as configure_plugins
+from evalctl.plugin_loader import get_kind, get_tools
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.results.io import write_run
@@ -38,9 +40,7 @@ from evalctl.runner.case import run_case, skipped_case
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
-from evalctl.scoring.kinds import get_kind
 from evalctl.sharding import in_shard
-from evalctl.tools.registry import get_tools
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,
 # so running it concurrently would only queue requests and skew latencies.
@@ -77,9 +77,10 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _setups(suites: list[Suite], settings: Settings, request: RunRequest) -> list[CaseSetup]:
-    resources: dict[str, Any] = {}  # shared across cases: opened once per run
     setups = []
     for suite in suites:
+        # Shared by the suite's cases: resources are opened once per suite and run.
+        resources: dict[str, Any] = {}
         kind = get_kind(suite.table.kind)
         assert kind is not None  # the loader rejected unknown kinds
         tools = get_tools(suite.table.tools)
@@ -103,6 +104,7 @@ def execute_run(
     retry: RetryPolicy | None = None,
 ) -> RunOutcome:
     """Load suites, create the provider, run every case, write results (also on Ctrl-C)."""
+    configure_plugins(settings)  # the plugins evalctl.toml names provide kinds and tools
     # The configured defaults name suites of cases_dir; explicit paths run what they hold.
     narrowed_to = request.suites or ([] if request.paths else settings.default_suites)
     suites = load_suites(
@@ -136,6 +138,7 @@ def _execute(
     retry: RetryPolicy,
 ) -> RunOutcome:
     setups = _setups(suites, settings, request)
+    opened = {s.suite.name: s.resources for s in setups}
     selection = [s.case.key for s in setups]
     if request.shard is not None:
         setups = [s for s in setups if in_shard(s.case.key, *request.shard)]
@@ -151,7 +154,9 @@ def _execute(
         out_dir.mkdir(parents=True, exist_ok=True)
         result = _header(request, settings, suites, suite_filter, provider, run_id, selection)
         resume.start_fresh(out_dir, request, provider.name, result)
-    skip_reasons = {s.name: unmet_requirement(s.table, provider, settings) for s in suites}
+    skip_reasons = {
+        s.name: unmet_requirement(s, provider, settings, opened.get(s.name)) for s in suites
+    }
 
     def run_one(setup: CaseSetup) -> CaseResult:
         reason = skip_reasons[setup.suite.name]

@@ -1,12 +1,12 @@
 """Suite kinds: each fixes the shape of a case's `input`/`expected`, builds the prompt and
 scores the transcript. A suite names its kind in `[suite] kind = "..."`.
 
-Kinds are imported lazily by name so a broken or heavy kind affects only its suites.
+Kinds are registered through the plugin API (`evalctl.plugin`): the built-in suites under
+`evalctl/suites/` and any plugin alike, each imported on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +37,9 @@ class Transcript:
     messages: list[Message]
     responses: list[CompletionResponse]
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    # The case's tool context (suite fixtures directory, settings, opened resources), for
+    # scorers that read the suite's files; None when a transcript is built outside a run.
+    context: ToolContext | None = None
 
     @property
     def final_text(self) -> str:
@@ -44,31 +47,22 @@ class Transcript:
 
 
 class SuiteKind(Protocol):
-    name: str
-    input_model: type[BaseModel]
-    expected_model: type[BaseModel]
+    # Read-only members, so a kind may narrow them (`input_model = MyInput`).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def input_model(self) -> type[BaseModel]: ...
+
+    @property
+    def expected_model(self) -> type[BaseModel]: ...
+
     # Every check this kind can run, in report order; the default set for suites.
-    check_names: tuple[str, ...]
+    @property
+    def check_names(self) -> tuple[str, ...]: ...
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str: ...
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape: ...
 
     def score(self, case: Case, transcript: Transcript) -> list[CheckResult]: ...
-
-
-# kind name -> "module:attribute" of a SuiteKind instance.
-KINDS: dict[str, str] = {
-    "install-recipe": "evalctl.suites.release_assets.kind:KIND",
-    "asset-triage": "evalctl.suites.asset_triage.kind:KIND",
-    "catalog-qa": "evalctl.suites.sommelier.kind:KIND",
-}
-
-
-def get_kind(name: str) -> SuiteKind | None:
-    target = KINDS.get(name)
-    if target is None:
-        return None
-    module, attr = target.split(":")
-    kind: SuiteKind = getattr(importlib.import_module(module), attr)
-    return kind

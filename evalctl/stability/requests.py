@@ -15,9 +15,9 @@ from typing import Any
 from evalctl.cases.schema import Suite
 from evalctl.chat import CompletionRequest, Message
 from evalctl.config import Settings
-from evalctl.scoring.kinds import RequestShape, get_kind
+from evalctl.plugin_loader import get_kind, get_tools
+from evalctl.scoring.kinds import RequestShape
 from evalctl.tools.base import ToolContext
-from evalctl.tools.registry import get_tools
 
 
 @dataclass(frozen=True)

@@ -80,12 +80,9 @@ def says_no_match(answer: str) -> bool:
 
 # --- which catalog ----------------------------------------------------------------------------
 
-# The committed catalog, for answers given without any tool call (the runner does not hand
-# the scorer its settings): the working directory's copy first, then this checkout's.
-DEFAULT_SOURCES = (
-    Path("cases/fixtures/wines.json"),
-    Path(__file__).resolve().parents[3] / "cases" / "fixtures" / "wines.json",
-)
+# For answers given without any tool call and scored outside a run (no suite directory to
+# look in): this checkout's committed catalog. Never the working directory's.
+CHECKOUT_SOURCE = Path(__file__).resolve().parents[3] / "cases" / "fixtures" / "wines.json"
 
 
 @lru_cache(maxsize=8)
@@ -99,13 +96,14 @@ def _names_in_json(path: str, mtime_ns: int) -> tuple[str, ...]:
     return tuple(w.name for w in wines)
 
 
-def catalog_names(db_paths: list[str]) -> tuple[str, ...]:
-    """Names of the catalog the tools searched (first recorded database), else the default."""
+def catalog_names(db_paths: list[str], suite_source: Path | None = None) -> tuple[str, ...]:
+    """Names of the catalog the tools searched (first recorded database), else those of the
+    suite's catalog JSON (`suite_source`); scored outside a run, this checkout's."""
     for raw in db_paths:
         path = Path(raw)
         if path.is_file():
             return _names_in_db(str(path), path.stat().st_mtime_ns)
-    for source in DEFAULT_SOURCES:
-        if source.is_file():
-            return _names_in_json(str(source), source.stat().st_mtime_ns)
-    raise CatalogError("cannot find the wine catalog to check the answer against")
+    source = suite_source or CHECKOUT_SOURCE
+    if source.is_file():
+        return _names_in_json(str(source), source.stat().st_mtime_ns)
+    raise CatalogError(f"cannot find the wine catalog {source} to check the answer against")

@@ -248,7 +248,8 @@ def check_grounding(expected: CatalogQaExpected, transcript: Transcript) -> Chec
     recorded = [r.data.get("catalog_db") for r in transcript.tool_calls]
     databases = [db for db in recorded if isinstance(db, str)]
     try:
-        names = catalog_names(databases)
+        ctx = transcript.context
+        names = catalog_names(databases, ctx.fixtures_dir / "wines.json" if ctx else None)
     except EvalctlError as exc:
         return CheckResult(name="grounding", passed=False, message=str(exc))
     recs = recommendations(answer, names)

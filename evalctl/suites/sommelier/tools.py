@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from evalctl.cases.schema import SuiteTable
+from evalctl.cases.schema import Suite
 from evalctl.chat import ToolDef
 from evalctl.config import Settings, ensure_private_dir
 from evalctl.suites.sommelier.catalog_db import (
@@ -42,6 +42,7 @@ from evalctl.suites.sommelier.catalog_words import (
     stem,
     word_key,
 )
+from evalctl.suites.sommelier.settings import CATALOG_DB
 from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
 
 CATALOG_FILE = "wines.json"
@@ -64,39 +65,56 @@ _open_lock = threading.Lock()
 # --- locating and opening the catalog -------------------------------------------------------
 
 
-def default_source(settings: Settings) -> Path:
-    return settings.cases_dir / "fixtures" / CATALOG_FILE
+def catalog_db_setting(settings: Settings) -> Path | None:
+    """`catalog_db` of `evalctl.toml` (declared by this plugin), None when unset."""
+    value = CATALOG_DB.get(settings)
+    return value if isinstance(value, Path) else None
+
+
+def suite_source(suite: Suite) -> Path:
+    """The catalog JSON of a suite: `fixtures/wines.json` next to the suite file, so a run
+    from any working directory finds it."""
+    return suite.path.parent / "fixtures" / CATALOG_FILE
 
 
 def open_catalog(settings: Settings, source: Path) -> CatalogDb:
     """Build (if needed) and open the database for the catalog JSON at `source`.
 
-    The database goes to `settings.catalog_db` when set, else to a file under
+    The database goes to the `catalog_db` setting when set, else to a file under
     `$EVALCTL_HOME/catalog/` named by the JSON's hash. If the JSON is absent but a configured
     `catalog_db` holds a current build, that database is used as it is.
     """
     problem = fts5_problem()
     if problem is not None:
         raise CatalogError(problem, hint="use a Python whose SQLite is built with FTS5")
+    configured = catalog_db_setting(settings)
     if source.is_file():
         wines, sha = load_wines(source)
-        if settings.catalog_db is not None:
-            target = settings.catalog_db
+        if configured is not None:
+            target = configured
         else:
             ensure_private_dir(settings.home)
             target = ensure_private_dir(settings.home / "catalog") / f"wines-{sha[:12]}.sqlite"
         return CatalogDb(ensure_db(wines, sha, target))
-    configured = settings.catalog_db
     if configured is not None and db_source_sha(configured) is not None:
         return CatalogDb(configured)
     raise CatalogError(
         f"wine catalog {source} not found",
-        hint="run from the project root, or set catalog_db in evalctl.toml",
+        hint="the suite's fixtures/wines.json is missing; or set catalog_db in evalctl.toml",
     )
 
 
+def open_suite_catalog(settings: Settings, suite: Suite) -> CatalogDb:
+    """The `catalog` resource's opener: the suite's catalog, built once per run."""
+    return open_catalog(settings, suite_source(suite))
+
+
 def catalog_for(ctx: ToolContext) -> CatalogDb:
-    """The run's catalog, opened once and shared by every case through `ctx.resources`."""
+    """The run's catalog: the one the runner opened for the suite (`requires = ["catalog"]`),
+    else opened here once and shared by every case through `ctx.resources`."""
+    opened = ctx.resources.get("catalog")
+    if isinstance(opened, CatalogDb):
+        return opened
     source = ctx.fixtures_dir / CATALOG_FILE
     key = f"catalog:{source.resolve()}"
     with _open_lock:
@@ -107,13 +125,13 @@ def catalog_for(ctx: ToolContext) -> CatalogDb:
     return catalog
 
 
-def check_catalog(settings: Settings, suite: SuiteTable) -> str | None:
+def check_catalog(settings: Settings, suite: Suite) -> str | None:
     """Resource check for suites that `require = ["catalog"]`: None when usable, else why.
 
     Run before the suite's cases, so it also builds the database at the start of the run.
     """
     try:
-        open_catalog(settings, default_source(settings))
+        open_suite_catalog(settings, suite)
     except CatalogError as exc:
         return exc.message
     return None

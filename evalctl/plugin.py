@@ -1,0 +1,261 @@
+"""The plugin API: everything a plugin can add to evalctl, on one page.
+
+A plugin is a module with a `register(registry)` function (or such a callable itself). It is
+loaded from either place:
+
+- an installed package's entry point in the group `evalctl.plugins`, naming the module or the
+  callable, e.g. in its `pyproject.toml`::
+
+      [project.entry-points."evalctl.plugins"]
+      orders = "orders_plugin"
+
+- `plugins = ["orders_plugin"]` in `evalctl.toml`, imported from the project directory (the
+  one holding `evalctl.toml`) first, then from `sys.path`; `"module:function"` names a
+  callable other than `register`.
+
+`register` receives a `Registry` and calls its `add_*` methods. The extension points:
+
+- `add_kind(name, kind)`: a suite kind (`[suite] kind = "<name>"`), a `SuiteKind`.
+- `add_tool(name, tool)`: a tool suites list in `[suite] tools`, a `Tool`.
+- `add_check(name, check)`: an assertion type of the `assert` kind (`[[case.assert]]
+  type = "<name>"`), a `Check`.
+- `add_resource(name, check, open=None)`: something a suite can `requires = ["<name>"]`:
+  a check saying whether this run can provide it (else the suite's cases are `skipped` with
+  the reason), and optionally an opener whose value tools find in `ctx.resources[name]`.
+- `add_setting(PluginSetting(name, type_, default))`: a top-level key of `evalctl.toml`,
+  validated when the file is read; the plugin reads it with `SETTING.get(settings)`.
+
+Kinds, tools and checks may be given as the object or as a zero-argument callable returning it
+(a class, a function): the callable runs on first use, so a plugin's heavy imports cost
+nothing until one of its suites runs. The built-in suites (`evalctl/suites/`) are plugins
+written against this very API. `evalctl plugins` lists what is loaded and from where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from evalctl.cases.schema import Case, Suite, SuiteTable
+from evalctl.chat import ToolDef
+from evalctl.config import Settings
+from evalctl.errors import BadInputError
+from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
+from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Case",
+    "Check",
+    "CheckResult",
+    "Origin",
+    "PluginSetting",
+    "Registry",
+    "RequestShape",
+    "ResourceCheck",
+    "ResourceOpener",
+    "Settings",
+    "Suite",
+    "SuiteKind",
+    "SuiteTable",
+    "Tool",
+    "ToolCallRecord",
+    "ToolContext",
+    "ToolDef",
+    "ToolInputError",
+    "ToolOutput",
+    "Transcript",
+]
+
+ENTRY_POINT_GROUP = "evalctl.plugins"
+
+
+class Check(Protocol):
+    """One assertion type. `params_model` validates the keys of a `[[case.assert]]` entry
+    other than `type` (use `extra="forbid"` so a mistyped parameter is an error);
+    `evaluate` scores one transcript and returns a `CheckResult` with expected, actual and a
+    message saying why it failed."""
+
+    params_model: type[BaseModel]
+
+    def evaluate(self, params: BaseModel, transcript: Transcript) -> CheckResult: ...
+
+
+# None when the resource is usable for this suite, else why not (the cases are skipped).
+# Paths a resource reads resolve against `suite.path.parent`, never the working directory.
+ResourceCheck = Callable[[Settings, Suite], str | None]
+# Opens the resource once per suite and run; tools read it from `ctx.resources[name]`.
+ResourceOpener = Callable[[Settings, Suite], Any]
+
+ExtensionType = Literal["kind", "tool", "check", "resource", "setting"]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a plugin came from: `builtin`, `entry point` or `evalctl.toml`, and its name
+    (the module, or the distribution that declared the entry point)."""
+
+    source: Literal["builtin", "entry point", "evalctl.toml"]
+    plugin: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin!r} ({self.source})"
+
+
+@dataclass
+class Extension:
+    """One registered thing. `value` is the object or the callable that makes it."""
+
+    type: ExtensionType
+    name: str
+    origin: Origin
+    value: Any
+    resolved: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# What an object must have to be taken as itself rather than as a factory of one.
+_SHAPE: dict[ExtensionType, tuple[str, ...]] = {
+    "kind": ("input_model", "expected_model", "check_names", "build_prompt", "score"),
+    "tool": ("definition", "run"),
+    "check": ("params_model", "evaluate"),
+}
+
+
+class Registry:
+    """The extension points a plugin's `register(registry)` calls."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[ExtensionType, str], Extension] = {}
+        # Set by the loader while a plugin's register() runs, so entries know their origin.
+        self.current: Origin = Origin("builtin", "evalctl")
+
+    # --- what plugins call ----------------------------------------------------------------
+
+    def add_kind(self, name: str, kind: SuiteKind | Callable[[], SuiteKind]) -> None:
+        """A suite kind, or a zero-argument callable returning one."""
+        self._add("kind", name, kind)
+
+    def add_tool(self, name: str, tool: Tool | Callable[[], Tool]) -> None:
+        """A tool, or a zero-argument callable returning one. Its `definition.name` is what
+        the model calls; `name` is what suites list and should be the same."""
+        self._add("tool", name, tool)
+
+    def add_check(self, name: str, check: Check | Callable[[], Check]) -> None:
+        """An assertion type of the `assert` kind, or a zero-argument callable returning one."""
+        self._add("check", name, check)
+
+    def add_resource(
+        self, name: str, check: ResourceCheck, open: ResourceOpener | None = None
+    ) -> None:
+        """A resource suites can require: its check, and optionally its opener."""
+        if not callable(check) or (open is not None and not callable(open)):
+            raise self._bad("resource", name, "check and open must be callables")
+        self._add("resource", name, check, extra={"open": open})
+
+    def add_setting(self, setting: PluginSetting) -> None:
+        """A top-level `evalctl.toml` key (a `PluginSetting`, which also reads it back)."""
+        if not isinstance(setting, PluginSetting):
+            raise self._bad("setting", str(setting), "not a PluginSetting")
+        self._add("setting", setting.name, setting)
+
+    # --- what evalctl calls ---------------------------------------------------------------
+
+    def names(self, type_: ExtensionType) -> list[str]:
+        return sorted(name for (t, name) in self._items if t == type_)
+
+    def entries(self) -> list[Extension]:
+        return sorted(self._items.values(), key=lambda e: (e.type, e.name))
+
+    def find(self, type_: ExtensionType, name: str) -> Extension | None:
+        return self._items.get((type_, name))
+
+    def kind(self, name: str) -> SuiteKind | None:
+        value: SuiteKind | None = self._resolve("kind", name)
+        return value
+
+    def tool(self, name: str) -> Tool | None:
+        value: Tool | None = self._resolve("tool", name)
+        return value
+
+    def check(self, name: str) -> Check | None:
+        value: Check | None = self._resolve("check", name)
+        return value
+
+    def resource(self, name: str) -> tuple[ResourceCheck, ResourceOpener | None] | None:
+        entry = self._items.get(("resource", name))
+        if entry is None:
+            return None
+        return entry.value, entry.extra["open"]
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _bad(self, type_: str, name: str, why: str) -> BadInputError:
+        return BadInputError(f"{self.current}: {type_} {name!r}: {why}")
+
+    def _add(
+        self, type_: ExtensionType, name: str, value: Any, extra: dict[str, Any] | None = None
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise self._bad(type_, str(name), "the name must be a non-empty string")
+        shape = _SHAPE.get(type_)
+        if shape is not None and not _has_shape(value, shape) and not callable(value):
+            raise self._bad(type_, name, f"not a {type_} (needs {', '.join(shape)})")
+        existing = self._items.get((type_, name))
+        if existing is not None:
+            raise self._bad(type_, name, f"already registered by {existing.origin}")
+        self._items[(type_, name)] = Extension(type_, name, self.current, value, extra=extra or {})
+
+    def _resolve(self, type_: ExtensionType, name: str) -> Any:
+        entry = self._items.get((type_, name))
+        if entry is None:
+            return None
+        if not entry.resolved:
+            value = entry.value
+            shape = _SHAPE[type_]
+            if not _has_shape(value, shape):
+                try:
+                    value = value()
+                except Exception as exc:  # a plugin's factory may raise anything
+                    raise BadInputError(
+                        f"{entry.origin}: {type_} {name!r} could not be created: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from None
+                if not _has_shape(value, shape):
+                    raise BadInputError(
+                        f"{entry.origin}: {type_} {name!r} is not a {type_} "
+                        f"(needs {', '.join(shape)})"
+                    )
+            entry.value, entry.resolved = value, True
+        return entry.value
+
+
+def _has_shape(value: Any, attributes: tuple[str, ...]) -> bool:
+    # A class has its methods as attributes too: only instances count as the thing itself.
+    return not isinstance(value, type) and all(hasattr(value, a) for a in attributes)
+
+
+class PluginSetting:
+    """A top-level `evalctl.toml` key a plugin declares (`registry.add_setting(SETTING)`) and
+    reads back (`SETTING.get(settings)`): validated as `type_`, `default` when unset."""
+
+    def __init__(self, name: str, type_: Any, default: Any = None, help: str = ""):
+        self.name = name
+        self.default = default
+        self.help = help
+        self._adapter: TypeAdapter[Any] = TypeAdapter(type_)
+
+    def validate(self, value: Any) -> Any:
+        """The value as `type_`; a BadInputError naming the key when it is not one."""
+        try:
+            return self._adapter.validate_python(value)
+        except ValidationError as exc:
+            raise BadInputError(exc.errors()[0]["msg"], field=self.name) from None
+
+    def get(self, settings: Settings) -> Any:
+        extras = settings.model_extra or {}
+        return self.validate(extras[self.name]) if self.name in extras else self.default

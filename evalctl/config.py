@@ -25,6 +25,9 @@ class ProviderDefaults(BaseModel):
     gemini_model: str = "gemini-2.5-flash"
     # Teams behind a gateway point the SDKs elsewhere; ANTHROPIC_BASE_URL is read by the SDK itself.
     gemini_base_url: str | None = None
+    # `--provider openai`: None asks a compatible server (OPENAI_BASE_URL) for the one model it
+    # serves, and means gpt-4o-mini on OpenAI itself.
+    openai_model: str | None = None
 
 
 class ModelPrice(BaseModel):

@@ -1,9 +1,9 @@
 """Redaction of API keys from any text that may leave the process.
 
 Keys come from the environment (the variables in `SECRET_ENV_VARS`); their exact values are
-replaced wherever they appear. As a second line of defence, strings shaped like Anthropic or
-Google API keys are replaced too, so a key that reached us some other way (a gateway echoing a
-header, a key from another shell) is still caught.
+replaced wherever they appear. As a second line of defence, strings shaped like Anthropic,
+OpenAI or Google API keys are replaced too, so a key that reached us some other way (a gateway
+echoing a header, a key from another shell) is still caught.
 
 Apply `redact()` to every string that is written or printed: provider error messages (done in
 the providers), runner error strings, results/journal/repro files, `--json` output and logs
@@ -18,16 +18,18 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")
+SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY")
 
 # Values shorter than this are not redacted by value: replacing every "a" or "x" in a text
 # would destroy it while protecting nothing (no real key is that short). Pattern-based
 # redaction below still applies.
 MIN_SECRET_LEN = 6
 
-# Shapes of real keys: Anthropic `sk-ant-...`, Google `AIza` + 35 characters.
+# Shapes of real keys: Anthropic `sk-ant-...`, OpenAI `sk-...`/`sk-proj-...` (20+ characters
+# after the prefix), Google `AIza` + 35 characters.
 _KEY_PATTERNS = (
     re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"sk-[A-Za-z0-9_\-]{20,}"),
     re.compile(r"AIza[0-9A-Za-z_\-]{35}"),
 )
 

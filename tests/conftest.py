@@ -18,7 +18,14 @@ def evalctl_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # A short path under /tmp: pytest's tmp_path can push a Unix socket past 107 characters.
     home = Path(tempfile.mkdtemp(prefix="evh-", dir="/tmp"))
     monkeypatch.setenv("EVALCTL_HOME", str(home))
-    for var in ("EVALCTL_LOCAL_MODEL", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
+    for var in (
+        "EVALCTL_LOCAL_MODEL",
+        "ANTHROPIC_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield home
     # No daemon may outlive its test, even one a failed assertion left behind.

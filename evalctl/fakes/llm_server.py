@@ -1,10 +1,11 @@
-"""A fake LLM HTTP server on 127.0.0.1 for the unmodified Anthropic and google-genai SDKs.
+"""A fake LLM HTTP server on 127.0.0.1 for the unmodified Anthropic, google-genai and openai SDKs.
 
 In tests::
 
     with FakeLLMServer(latency_ms=100) as server:
         server.enqueue(Step.failing("rate_limit", retry_after=2), Step.reply("hi"))
-        env = server.env()            # ANTHROPIC_BASE_URL, EVALCTL_GEMINI_BASE_URL, fake keys
+        env = server.env()            # ANTHROPIC_BASE_URL, EVALCTL_GEMINI_BASE_URL,
+                                      # OPENAI_BASE_URL, fake keys
         ...
         assert server.requests[-1].body["messages"][0]["role"] == "user"
 
@@ -14,7 +15,11 @@ By hand (a documented dev command)::
 
 The reply to a request is, in order: the next queued step, else the responder's answer (a
 callable given by tests), else the turn of the first matching conversation, else the default.
-See `evalctl.fakes.script` for the script format and the faults.
+See `evalctl.fakes.script` for the script format and the faults. OpenAI chat completions are
+answered as JSON or, when the request says `stream`, as server-sent events. Two switches play
+a less capable compatible server: `openai_json_schema = False` refuses `response_format` type
+json_schema with a 500, as llama-cpp-python's server does; `openai_stream_usage = False`
+leaves usage out of streams.
 """
 
 from __future__ import annotations
@@ -43,10 +48,14 @@ from evalctl.fakes.script import (
 )
 from evalctl.fakes.wire import (
     MALFORMED_BODY,
+    MALFORMED_STREAM,
     RecordedRequest,
     error_response,
     is_error_fault,
     not_found,
+    openai_models,
+    openai_stream,
+    rejects_json_schema,
     route,
     success_body,
 )
@@ -66,6 +75,9 @@ Responder = Callable[[RecordedRequest], Step | None]
 
 FAKE_ANTHROPIC_KEY = "sk-ant-fake-0000000000000000"
 FAKE_GOOGLE_KEY = "fake-google-key-0000000000"
+FAKE_OPENAI_KEY = "sk-fake-openai-000000000000000000"
+# What `GET /v1/models` lists: the one model a compatible server serves.
+FAKE_OPENAI_MODEL = "fake-served-model"
 
 
 class FakeLLMServer:
@@ -90,6 +102,9 @@ class FakeLLMServer:
         self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.fake = self
         self._thread: threading.Thread | None = None
+        # A compatible server's gaps (see the module docstring).
+        self.openai_json_schema = True
+        self.openai_stream_usage = True
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -134,7 +149,10 @@ class FakeLLMServer:
         self.stop()
 
     def env(
-        self, anthropic_key: str = FAKE_ANTHROPIC_KEY, google_key: str = FAKE_GOOGLE_KEY
+        self,
+        anthropic_key: str = FAKE_ANTHROPIC_KEY,
+        google_key: str = FAKE_GOOGLE_KEY,
+        openai_key: str = FAKE_OPENAI_KEY,
     ) -> dict[str, str]:
         """Environment variables that point the SDKs (and evalctl) at this server."""
         return {
@@ -142,6 +160,8 @@ class FakeLLMServer:
             "ANTHROPIC_API_KEY": anthropic_key,
             "EVALCTL_GEMINI_BASE_URL": self.url,
             "GOOGLE_API_KEY": google_key,
+            "OPENAI_BASE_URL": f"{self.url}/v1",
+            "OPENAI_API_KEY": openai_key,
         }
 
     # -- scripting ----------------------------------------------------------------------
@@ -215,6 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # requests are recorded (and optionally logged) by FakeLLMServer instead
 
     def do_GET(self) -> None:
+        if self.path.split("?", 1)[0].endswith("/v1/models"):
+            self._send(200, openai_models(FAKE_OPENAI_MODEL))
+            return
         self._send(404, not_found(self.path))
 
     def do_POST(self) -> None:
@@ -239,6 +262,11 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "unknown":
             self._send(404, not_found(self.path))
             return
+        if api == "openai" and not fake.openai_json_schema:
+            refusal = rejects_json_schema(req)
+            if refusal is not None:
+                self._send(500, refusal)
+                return
         self._answer(fake, req, fake._next_step(req))
 
     def _answer(self, fake: FakeLLMServer, req: RecordedRequest, step: Step) -> None:
@@ -255,18 +283,34 @@ class _Handler(BaseHTTPRequestHandler):
             fake._sleep(step.latency_ms)
         elif not is_error_fault(fault):
             fake._sleep(fake.latency_ms)
+        streamed = req.api == "openai" and isinstance(req.body, dict) and req.body.get("stream")
+        sse = "text/event-stream"
         if fault == "malformed":
-            self._send(200, MALFORMED_BODY)
+            if streamed:
+                self._send(200, MALFORMED_STREAM, content_type=sse)
+            else:
+                self._send(200, MALFORMED_BODY)
         elif fault is not None and is_error_fault(fault):
             status, headers, payload = error_response(fault, step, req)
             self._send(status, payload, headers)
+        elif streamed:
+            usage = fake.openai_stream_usage
+            self._send(200, openai_stream(step, req, req.seq, usage=usage), content_type=sse)
         else:
             self._send(200, json.dumps(success_body(step, req, req.seq)).encode())
 
-    def _send(self, status: int, payload: bytes, headers: Mapping[str, str] = {}) -> None:
+    def _send(
+        self,
+        status: int,
+        payload: bytes,
+        headers: Mapping[str, str] = {},
+        content_type: str = "application/json",
+    ) -> None:
+        # A stream goes out whole, with a content-length: keep-alive stays simple, and the
+        # client still parses it event by event.
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(payload)))
             self.send_header("request-id", f"req_fake_{id(self):x}")
             for name, value in headers.items():
@@ -281,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m evalctl.fakes.llm_server",
-        description="Fake Anthropic + Gemini API server on 127.0.0.1 for tests and demos.",
+        description="Fake Anthropic + Gemini + OpenAI API server on 127.0.0.1 for tests and demos.",
     )
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--latency-ms", type=float, default=None, help="delay for each reply")

@@ -1,7 +1,9 @@
-"""The two wire formats the fake server speaks: request views and response/error bodies.
+"""The wire formats the fake server speaks: request views and response/error bodies.
 
 Only what the SDKs need to parse a reply is produced; the shapes follow the public API
-references (Anthropic Messages `POST /v1/messages`, Gemini `models/{model}:generateContent`).
+references (Anthropic Messages `POST /v1/messages`, Gemini `models/{model}:generateContent`,
+OpenAI chat completions `POST /v1/chat/completions`, plain JSON or a server-sent-event stream,
+and `GET /v1/models`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Literal
 
 from evalctl.fakes.script import FaultKind, Step
 
-Api = Literal["anthropic", "gemini", "unknown"]
+Api = Literal["anthropic", "gemini", "openai", "unknown"]
 
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 
@@ -24,6 +26,8 @@ def route(path: str) -> tuple[Api, str | None]:
     bare = path.split("?", 1)[0]
     if bare.endswith("/v1/messages"):
         return "anthropic", None
+    if bare.endswith("/chat/completions"):
+        return "openai", None
     match = _GEMINI_PATH.search(bare)
     if match and match["method"] == "generateContent":
         return "gemini", match["model"]
@@ -47,7 +51,7 @@ class RecordedRequest:
     def _turns(self) -> list[dict[str, Any]]:
         if not isinstance(self.body, dict):
             return []
-        key = "messages" if self.api == "anthropic" else "contents"
+        key = "contents" if self.api == "gemini" else "messages"
         turns = self.body.get(key)
         return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
 
@@ -58,16 +62,16 @@ class RecordedRequest:
         return ""
 
     def assistant_turns(self) -> int:
-        role = "assistant" if self.api == "anthropic" else "model"
+        role = "model" if self.api == "gemini" else "assistant"
         return sum(1 for turn in self._turns() if turn.get("role") == role)
 
     def turns(self) -> list[dict[str, Any]]:
-        """The conversation as sent: Anthropic `messages` or Gemini `contents`."""
+        """The conversation as sent: Anthropic/OpenAI `messages` or Gemini `contents`."""
         return self._turns()
 
 
 def _text_of(turn: dict[str, Any], api: Api) -> str:
-    if api == "anthropic":
+    if api in ("anthropic", "openai"):
         content = turn.get("content")
         if isinstance(content, str):
             return content
@@ -156,9 +160,103 @@ def gemini_response(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any
     }
 
 
+def _openai_finish(step: Step) -> str:
+    if step.stop_reason == "max_tokens":
+        return "length"
+    return "tool_calls" if step.tool_calls else "stop"
+
+
+def _openai_calls(step: Step, seq: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": call.id or f"call_fake_{seq:04d}_{i}",
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for i, call in enumerate(step.tool_calls)
+    ]
+
+
+def _openai_usage(step: Step, req: RecordedRequest) -> dict[str, int]:
+    input_tokens = step.input_tokens or _estimate_input_tokens(req)
+    output_tokens = step.output_tokens or _estimate_output_tokens(step)
+    return {
+        "prompt_tokens": input_tokens,
+        "completion_tokens": output_tokens,
+        "total_tokens": input_tokens + output_tokens,
+    }
+
+
+def openai_completion(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": step.text or None}
+    if step.tool_calls:
+        message["tool_calls"] = _openai_calls(step, seq)
+    return {
+        "id": f"chatcmpl-fake-{seq:04d}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + seq,
+        "model": req.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": _openai_finish(step),
+                "logprobs": None,
+            }
+        ],
+        "usage": _openai_usage(step, req),
+    }
+
+
+def openai_stream(step: Step, req: RecordedRequest, seq: int, *, usage: bool) -> bytes:
+    """The same reply as server-sent events: role, text in word-sized pieces, tool calls in
+    two pieces each (name, then arguments), the finish reason, the usage chunk when the
+    request asked for it (and the server reports it), then `[DONE]`."""
+    base = {
+        "id": f"chatcmpl-fake-{seq:04d}",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000 + seq,
+        "model": req.model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+    words = re.findall(r"\S+\s*|\s+", step.text)
+    events.extend(chunk({"content": word}) for word in words)
+    for i, call in enumerate(_openai_calls(step, seq)):
+        head = {"index": i, "id": call["id"], "type": "function"}
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {**head, "function": {"name": call["function"]["name"], "arguments": ""}}
+                    ]
+                }
+            )
+        )
+        args = {"index": i, "function": {"arguments": call["function"]["arguments"]}}
+        events.append(chunk({"tool_calls": [args]}))
+    events.append(chunk({}, _openai_finish(step)))
+    options = req.body.get("stream_options") if isinstance(req.body, dict) else None
+    if usage and isinstance(options, dict) and options.get("include_usage"):
+        events.append({**base, "choices": [], "usage": _openai_usage(step, req)})
+    lines = [f"data: {json.dumps(event)}\n\n" for event in events]
+    lines.append("data: [DONE]\n\n")
+    return "".join(lines).encode()
+
+
+def openai_models(model: str) -> bytes:
+    entry = {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
+    return json.dumps({"object": "list", "data": [entry]}).encode()
+
+
 def success_body(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
     if req.api == "gemini":
         return gemini_response(step, req, seq)
+    if req.api == "openai":
+        return openai_completion(step, req, seq)
     return anthropic_message(step, req, seq)
 
 
@@ -171,6 +269,15 @@ _ERRORS: dict[FaultKind, tuple[int, str, int, str]] = {
     "bad_request": (400, "invalid_request_error", 400, "INVALID_ARGUMENT"),
     "auth": (401, "authentication_error", 400, "INVALID_ARGUMENT"),
 }
+# fault -> (OpenAI status, OpenAI error type); OpenAI signals overload with a 503.
+_OPENAI_ERRORS: dict[FaultKind, tuple[int, str]] = {
+    "rate_limit": (429, "rate_limit_exceeded"),
+    "server_error": (500, "server_error"),
+    "overloaded": (503, "server_error"),
+    "unavailable": (503, "server_error"),
+    "bad_request": (400, "invalid_request_error"),
+    "auth": (401, "invalid_request_error"),
+}
 
 
 def is_error_fault(fault: FaultKind | None) -> bool:
@@ -180,6 +287,7 @@ def is_error_fault(fault: FaultKind | None) -> bool:
 def _credential(req: RecordedRequest) -> str:
     if req.api == "gemini":
         return req.headers.get("x-goog-api-key", "")
+    # Anthropic's SDK and OpenAI's both send `Authorization: Bearer <key>`.
     auth = req.headers.get("authorization", "")
     return auth.removeprefix("Bearer ") or req.headers.get("x-api-key", "")
 
@@ -203,6 +311,10 @@ def error_response(
         return g_status, headers, json.dumps({"error": error}).encode()
     if fault == "rate_limit":
         headers["retry-after"] = f"{retry_after:g}"
+    if req.api == "openai":
+        o_status, o_type = _OPENAI_ERRORS[fault]
+        error = {"message": message, "type": o_type, "param": None, "code": None}
+        return o_status, headers, json.dumps({"error": error}).encode()
     body = {"type": "error", "error": {"type": a_type, "message": message}}
     return a_status, headers, json.dumps(body).encode()
 
@@ -212,3 +324,22 @@ def not_found(path: str) -> bytes:
 
 
 MALFORMED_BODY = b'{"id": "msg_trunc'
+# A stream whose first event is cut off mid-JSON.
+MALFORMED_STREAM = b'data: {"id": "chatcmpl_trunc\n\ndata: [DONE]\n\n'
+
+
+def rejects_json_schema(req: RecordedRequest) -> bytes | None:
+    """What llama-cpp-python's server (0.3.36) answers, with a 500, when a request asks for
+    `response_format` type json_schema, which it lacks; None for any other request."""
+    body = req.body if isinstance(req.body, dict) else {}
+    fmt = body.get("response_format")
+    if not (isinstance(fmt, dict) and fmt.get("type") == "json_schema"):
+        return None
+    detail = {
+        "type": "literal_error",
+        "loc": ["body", "response_format", "type"],
+        "msg": "Input should be 'text' or 'json_object'",
+        "input": "json_schema",
+    }
+    message = f"1 validation error:\n  {detail}"
+    return json.dumps({"error": {"message": message, "type": "internal_server_error"}}).encode()

@@ -1,6 +1,6 @@
-"""What the cloud providers (anthropic, gemini) share: error classification and timings.
+"""What the cloud providers (anthropic, gemini, openai) share: error classification, timings.
 
-Classification (one table for both APIs, so the shared RetryPolicy sees the same thing):
+Classification (one table for every API, so the shared RetryPolicy sees the same thing):
 
 * transient (retried): HTTP 408, 409, 429, any 5xx (500, 502, 503, 504, Anthropic's 529
   overloaded), connection refused/reset/dropped, timeouts, and a malformed response body;

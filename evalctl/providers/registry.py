@@ -10,7 +10,8 @@ SDK, while editors and the import linter still follow the import.
 
 Detection (when `--provider` is not given) tries the specs in order and picks the first one
 whose `detect_env` has a variable set: EVALCTL_LOCAL_MODEL > ANTHROPIC_API_KEY >
-GOOGLE_API_KEY/GEMINI_API_KEY; with none set, the local provider on the embedded model.
+GOOGLE_API_KEY/GEMINI_API_KEY > OPENAI_BASE_URL/OPENAI_API_KEY; with none set, the local
+provider on the embedded model.
 """
 
 from __future__ import annotations
@@ -98,6 +99,17 @@ def _gemini_reason(options: ProviderOptions) -> str | None:
     return _missing_module("google.genai", "pip install google-genai")
 
 
+def openai_configured(env: Mapping[str, str]) -> bool:
+    # A compatible server needs only its URL; OpenAI itself needs only the key.
+    return bool(env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"))
+
+
+def _openai_reason(options: ProviderOptions) -> str | None:
+    if not openai_configured(options.env):
+        return "neither OPENAI_BASE_URL (an OpenAI-compatible server) nor OPENAI_API_KEY is set"
+    return _missing_module("openai", "pip install 'evalctl[openai]'")
+
+
 def _scripted_reason(options: ProviderOptions) -> str | None:
     if options.script is None:
         return "needs --script FILE (a test and demo provider that replays canned replies)"
@@ -123,6 +135,12 @@ def _create_gemini(options: ProviderOptions) -> Provider:
     from evalctl.providers.gemini import create as create_gemini
 
     return create_gemini(options)
+
+
+def _create_openai(options: ProviderOptions) -> Provider:
+    from evalctl.providers.openai import create as create_openai
+
+    return create_openai(options)
 
 
 def _create_scripted(options: ProviderOptions) -> Provider:
@@ -164,6 +182,19 @@ SPECS: dict[str, ProviderSpec] = {
             concurrent=True,
             billed=True,
             detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        ),
+        ProviderSpec(
+            "openai",
+            "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK",
+            _create_openai,
+            _openai_reason,
+            capabilities=ALL_CAPABILITIES,
+            # Usually a serving cluster (vLLM, TGI) built for parallel load.
+            concurrent=True,
+            # Priced only when the model is in the price table: a model on one's own vLLM or
+            # llama.cpp server has no entry, so no estimate.
+            billed=True,
+            detect_env=("OPENAI_BASE_URL", "OPENAI_API_KEY"),
         ),
         ProviderSpec(
             "scripted",

@@ -1,0 +1,528 @@
+"""Any OpenAI-compatible chat-completions endpoint through the official `openai` SDK.
+
+One provider covers OpenAI itself and the servers that speak its wire format: vLLM, TGI,
+Ollama, LM Studio, llama.cpp's server (and llama-cpp-python's). Configuration comes from the
+provider options' env: `OPENAI_BASE_URL` (default: OpenAI) and `OPENAI_API_KEY` (optional: a
+local server without one gets no Authorization header at all).
+
+Mapping from evalctl's chat types:
+
+* system / user / assistant / tool messages map one to one; assistant tool calls go back with
+  their ids and JSON-encoded arguments; a tool result is a `tool` message keyed by
+  `tool_call_id` (the API has no error flag: the spy's `error: ...` text says it);
+* `tool_choice`: auto / none / required as strings, a tool name -> that function;
+* `temperature`, `seed` and `max_tokens` are sent as given (`max_tokens`, not
+  `max_completion_tokens`: every compatible server knows the former);
+* `json_schema`: first as `response_format` type `json_schema` (structured outputs: OpenAI,
+  vLLM, Ollama, LM Studio). A server that rejects that type with an error naming
+  `response_format` (llama-cpp-python's server: a 500) gets JSON mode instead, from then on:
+  `{"type": "json_object", "schema": ...}` (servers that know the `schema` key, llama.cpp's
+  among them, constrain decoding to it) plus the schema in the system prompt. Either way
+  the scorer validates the reply against the case's schema;
+* finish reasons: stop / content_filter -> end_turn; tool_calls / function_call -> tool_use;
+  length -> max_tokens.
+
+Replies are streamed, so `timings.ttft_ms` is the time to the first content or tool-call
+delta, with `stream_options.include_usage` for token counts. A server whose stream carries no
+usage (llama.cpp's servers) gets that one request again without streaming, and every later
+request unstreamed: token counts and cost matter more than TTFT.
+
+The client is built with `max_retries=0`: the shared `evalctl.retry.RetryPolicy` is the only
+retry layer. Errors are classified in `evalctl.providers.cloud`; a stream that breaks or turns
+to an error event half-way is transient, like a dropped connection.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalctl.chat import (
+    CompletionRequest,
+    CompletionResponse,
+    Message,
+    Role,
+    StopReason,
+    Timings,
+    ToolCall,
+    ToolDef,
+    Usage,
+)
+from evalctl.providers.base import (
+    CAP_JSON_SCHEMA,
+    CAP_TOOLS,
+    ProviderError,
+    ProviderUnavailableError,
+    TransientProviderError,
+)
+from evalctl.providers.cloud import (
+    malformed_body,
+    parse_retry_after,
+    status_error,
+    transport_error,
+    transport_exceptions,
+)
+from evalctl.providers.registry import ProviderOptions
+from evalctl.scoring.checks import parse_json_object
+from evalctl.secrets import SECRET_ENV_VARS, redact
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Used only against OpenAI itself when neither --model nor `[providers] openai_model` is set;
+# a compatible server is asked which model it serves instead.
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+KEY_VARS = "OPENAI_API_KEY"
+MODEL_HINT = "--model, or [providers] openai_model in evalctl.toml"
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "content_filter": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def json_instruction(schema: dict[str, Any]) -> str:
+    return (
+        "Reply with only a JSON document (no prose, no code fence) that matches this JSON "
+        f"Schema:\n{json.dumps(schema, sort_keys=True)}"
+    )
+
+
+def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.role is Role.ASSISTANT:
+            item: dict[str, Any] = {"role": "assistant", "content": msg.content or None}
+            if msg.tool_calls:
+                item["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for c in msg.tool_calls
+                ]
+            wire.append(item)
+        elif msg.role is Role.TOOL:
+            wire.append(
+                {"role": "tool", "tool_call_id": msg.tool_call_id or "", "content": msg.content}
+            )
+        else:
+            wire.append({"role": str(msg.role), "content": msg.content})
+    return wire
+
+
+def wire_tools(tools: Sequence[ToolDef]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def wire_tool_choice(choice: str) -> str | dict[str, Any]:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """A tool call's JSON arguments; a fence or prose around them is tolerated, and arguments
+    that are no JSON object at all become {} (the tool then reports what is missing)."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value, _ = parse_json_object(raw)
+    return value if isinstance(value, dict) else {}
+
+
+def rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    """An error that names `response_format`: the server lacks structured outputs.
+
+    400 and 422 are the usual answers; llama-cpp-python's server wraps its validation error
+    in a 500 (measured: 0.3.36), so a 500 that names the field counts too.
+    """
+    if exc.status_code not in (400, 422, 500):
+        return False
+    return "response_format" in f"{exc.message} {exc.body}"
+
+
+@dataclass
+class _Collected:
+    """A reply assembled from stream chunks."""
+
+    content: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Usage | None = None
+    model: str = ""
+    ttft_ms: float | None = None
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str,
+        env: Mapping[str, str],
+        organization: str | None = None,
+        project: str | None = None,
+    ):
+        import openai
+
+        self._model = model
+        self._env = {k: env[k] for k in SECRET_ENV_VARS if env.get(k)}
+        # No key (a local server needs none): a callable returning "" keeps the SDK from
+        # demanding one, and each request omits the Authorization header explicitly, as the
+        # SDK requires.
+        key: str | Callable[[], str] = api_key or (lambda: "")
+        self._headers: dict[str, Any] = {} if api_key else {"Authorization": openai.Omit()}
+        self._client: openai.OpenAI = openai.OpenAI(
+            api_key=key,
+            base_url=base_url,
+            organization=organization,
+            project=project,
+            max_retries=0,
+        )
+        self._lock = threading.Lock()
+        # What this endpoint turned out to support; learnt once per run, then kept.
+        self._structured_outputs = True
+        self._stream = True
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def model_sha256(self) -> str | None:
+        return None
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+
+    # -- request ------------------------------------------------------------------------
+
+    def _params(self, request: CompletionRequest, structured: bool) -> dict[str, Any]:
+        messages = wire_messages(request.messages)
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "extra_headers": self._headers,
+        }
+        if request.seed is not None:
+            params["seed"] = request.seed
+        if request.tools:
+            params["tools"] = wire_tools(request.tools)
+            params["tool_choice"] = wire_tool_choice(request.tool_choice)
+        schema = request.json_schema
+        if schema is not None and structured:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema},
+            }
+        elif schema is not None:
+            params["response_format"] = {"type": "json_object", "schema": schema}
+            instruction = {"role": "system", "content": json_instruction(schema)}
+            if messages and messages[0]["role"] == "system":
+                messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n"}
+                messages[0]["content"] += instruction["content"]
+            else:
+                messages.insert(0, instruction)
+        return params
+
+    # -- call ---------------------------------------------------------------------------
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        started = time.monotonic()
+        # At most two adjustments (JSON mode, no streaming), each learnt once per provider.
+        for _ in range(3):
+            with self._lock:
+                structured, stream = self._structured_outputs, self._stream
+            remaining = timeout - (time.monotonic() - started)
+            try:
+                return self._call(request, structured, stream, remaining, started)
+            except _SchemaRejected:
+                with self._lock:
+                    self._structured_outputs = False
+            except _NoStreamUsage:
+                # The streamed reply is dropped: its token counts are unknown.
+                with self._lock:
+                    self._stream = False
+        raise ProviderError(f"{self.name}: the server keeps refusing the request's format")
+
+    def _call(
+        self,
+        request: CompletionRequest,
+        structured: bool,
+        stream: bool,
+        timeout: float,
+        started: float,
+    ) -> CompletionResponse:
+        import openai
+
+        if timeout <= 0:
+            raise TransientProviderError(
+                f"{self.name}: no time left for the request", hint="raise the case timeout"
+            )
+        params = self._params(request, structured)
+        failure: ProviderError | None = None
+        rejected = False
+        # Errors are built inside `except` but raised after it, so the SDK exception (whose
+        # request carries the Authorization header) is not chained onto ours.
+        try:
+            if stream:
+                collected = self._stream_reply(params, timeout, started)
+                if collected.usage is None:
+                    raise _NoStreamUsage
+                return self._from_stream(collected, started)
+            completion = self._client.chat.completions.create(**params, timeout=timeout)
+            return self._response(completion, started)
+        except openai.APIStatusError as exc:
+            if structured and request.json_schema is not None and rejects_json_schema(exc):
+                rejected = True
+            else:
+                failure = self._status_failure(exc)
+        except openai.APIConnectionError as exc:  # includes APITimeoutError
+            failure = transport_error(self.name, exc, env=self._env, timeout=timeout)
+        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+            failure = malformed_body(self.name, exc, env=self._env)
+        except openai.APIError as exc:
+            # An error event in the middle of a stream: the server failed after accepting.
+            failure = TransientProviderError(redact(f"{self.name}: stream error: {exc}", self._env))
+        except transport_exceptions() as exc:
+            failure = transport_error(self.name, exc, env=self._env, timeout=timeout)
+        except openai.OpenAIError as exc:
+            failure = ProviderError(redact(f"{self.name}: {exc}", self._env))
+        if rejected:
+            raise _SchemaRejected
+        assert failure is not None
+        raise failure
+
+    def _stream_reply(self, params: dict[str, Any], timeout: float, started: float) -> _Collected:
+        stream = self._client.chat.completions.create(
+            **params,
+            stream=True,
+            stream_options={"include_usage": True},
+            timeout=timeout,
+        )
+        collected = _Collected()
+        with stream:
+            for chunk in stream:
+                # The SDK's timeout bounds each read, not the whole reply: enforce the budget.
+                if time.monotonic() - started > timeout:
+                    raise TransientProviderError(
+                        f"{self.name}: no complete reply within {timeout:g}s",
+                        hint="raise the case timeout",
+                    )
+                self._absorb(collected, chunk, started)
+        return collected
+
+    @staticmethod
+    def _absorb(collected: _Collected, chunk: ChatCompletionChunk, started: float) -> None:
+        collected.model = chunk.model or collected.model
+        if chunk.usage is not None:
+            collected.usage = Usage(
+                input_tokens=chunk.usage.prompt_tokens or 0,
+                output_tokens=chunk.usage.completion_tokens or 0,
+            )
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            if collected.ttft_ms is None and (delta.content or delta.tool_calls):
+                collected.ttft_ms = round((time.monotonic() - started) * 1000, 3)
+            if delta.content:
+                collected.content.append(delta.content)
+            for call in delta.tool_calls or []:
+                slot = collected.calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
+                if call.id:
+                    slot["id"] = call.id
+                if call.function is not None:
+                    slot["name"] += call.function.name or ""
+                    slot["args"] += call.function.arguments or ""
+            if choice.finish_reason:
+                collected.finish = choice.finish_reason
+
+    def _status_failure(self, exc: openai.APIStatusError) -> ProviderError:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error", body)
+        kind = error.get("type") if isinstance(error, dict) else None
+        detail = f"{kind}: {exc.message}" if kind else exc.message
+        return status_error(
+            self.name,
+            exc.status_code,
+            detail,
+            env=self._env,
+            retry_after=parse_retry_after(exc.response.headers),
+            key_vars=f"{KEY_VARS} (and OPENAI_BASE_URL)",
+            model_hint=MODEL_HINT,
+        )
+
+    # -- response -----------------------------------------------------------------------
+
+    def _finish(
+        self,
+        *,
+        text: str,
+        calls: list[ToolCall],
+        finish: str | None,
+        usage: Usage,
+        model: str,
+        started: float,
+        ttft_ms: float | None,
+    ) -> CompletionResponse:
+        stop = _STOP.get(finish or "stop", "end_turn")
+        if calls and stop == "end_turn":
+            stop = "tool_use"
+        total_s = time.monotonic() - started
+        rate = usage.output_tokens / total_s if total_s > 0 and usage.output_tokens else None
+        return CompletionResponse(
+            content=text,
+            tool_calls=calls,
+            stop_reason=stop,
+            usage=usage,
+            timings=Timings(ttft_ms=ttft_ms, total_ms=round(total_s * 1000, 3), tokens_per_s=rate),
+            model=model or self._model,
+        )
+
+    def _from_stream(self, collected: _Collected, started: float) -> CompletionResponse:
+        calls = [
+            ToolCall(
+                id=slot["id"] or f"call_{index}",
+                name=slot["name"],
+                arguments=parse_arguments(slot["args"]),
+            )
+            for index, slot in sorted(collected.calls.items())
+        ]
+        return self._finish(
+            text="".join(collected.content),
+            calls=calls,
+            finish=collected.finish,
+            usage=collected.usage or Usage(),
+            model=collected.model,
+            started=started,
+            ttft_ms=collected.ttft_ms,
+        )
+
+    def _response(self, completion: ChatCompletion, started: float) -> CompletionResponse:
+        try:
+            return self._convert(completion, started)
+        except (AttributeError, TypeError, ValueError, IndexError) as exc:
+            # A 200 whose JSON lacks the fields of a ChatCompletion: a gateway fault, not ours.
+            failure = malformed_body(self.name, exc, env=self._env)
+        raise failure
+
+    def _convert(self, completion: ChatCompletion, started: float) -> CompletionResponse:
+        choice = completion.choices[0]
+        message = choice.message
+        calls = [
+            ToolCall(
+                id=c.id or f"call_{i}",
+                name=c.function.name,
+                arguments=parse_arguments(c.function.arguments or ""),
+            )
+            for i, c in enumerate(_function_calls(message.tool_calls or []))
+        ]
+        u = completion.usage
+        usage = (
+            Usage(input_tokens=u.prompt_tokens or 0, output_tokens=u.completion_tokens or 0)
+            if u is not None
+            else Usage()
+        )
+        return self._finish(
+            text=message.content or "",
+            calls=calls,
+            finish=choice.finish_reason,
+            usage=usage,
+            model=completion.model,
+            started=started,
+            ttft_ms=None,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _function_calls(calls: Iterable[Any]) -> list[Any]:
+    # Custom (free-text) tool calls have no `function`; evalctl declares only function tools.
+    return [c for c in calls if getattr(c, "function", None) is not None]
+
+
+class _SchemaRejected(Exception):
+    """The server refused `response_format` type json_schema: switch to JSON mode."""
+
+
+class _NoStreamUsage(Exception):
+    """The stream carried no usage: ask again without streaming."""
+
+
+def served_model(client: openai.OpenAI, env: Mapping[str, str], headers: Mapping[str, Any]) -> str:
+    """The one model a compatible server serves (vLLM, llama.cpp), for runs without --model."""
+    import openai
+
+    failure: ProviderUnavailableError | None = None
+    try:
+        ids = [m.id for m in client.models.list(timeout=30, extra_headers=headers)]
+    except openai.OpenAIError as exc:
+        failure = ProviderUnavailableError(
+            redact(f"provider 'openai': cannot list the server's models: {exc}", env),
+            hint=f"pass {MODEL_HINT}",
+        )
+    if failure is not None:
+        raise failure
+    if len(ids) != 1:
+        listed = ", ".join(ids[:10]) or "none"
+        raise ProviderUnavailableError(
+            f"provider 'openai': the server serves {len(ids)} models ({listed}); pick one",
+            hint=f"pass {MODEL_HINT}",
+        )
+    return ids[0]
+
+
+def base_url_of(env: Mapping[str, str]) -> str | None:
+    return env.get("OPENAI_BASE_URL") or None
+
+
+def create(options: ProviderOptions) -> OpenAIProvider:
+    base_url = base_url_of(options.env)
+    key = options.env.get("OPENAI_API_KEY") or None
+    if base_url is None and key is None:
+        raise ProviderUnavailableError(
+            "provider 'openai' is not available: neither OPENAI_BASE_URL nor OPENAI_API_KEY is set",
+            hint="export OPENAI_BASE_URL (a compatible server) and/or OPENAI_API_KEY",
+        )
+    model = options.model or options.settings.providers.openai_model
+    provider = OpenAIProvider(
+        model=model or DEFAULT_OPENAI_MODEL,
+        api_key=key,
+        # Read here rather than by the SDK, so the options' env is the one source of truth.
+        base_url=base_url or DEFAULT_BASE_URL,
+        env=options.env,
+        organization=options.env.get("OPENAI_ORG_ID") or None,
+        project=options.env.get("OPENAI_PROJECT_ID") or None,
+    )
+    if model is None and base_url is not None:
+        try:
+            provider._model = served_model(provider._client, provider._env, provider._headers)
+        except ProviderUnavailableError:
+            provider.close()
+            raise
+    return provider

@@ -9,11 +9,13 @@ from evalctl.config import Settings
 from evalctl.fakes.llm_server import FakeLLMServer
 from evalctl.providers.anthropic import AnthropicProvider
 from evalctl.providers.gemini import GeminiProvider
+from evalctl.providers.openai import OpenAIProvider
 from evalctl.providers.registry import ProviderOptions, create
 
 # Shaped like real keys, so both value-based and pattern-based redaction are exercised.
 ANTHROPIC_KEY = "sk-ant-api03-TESTKEY-do-not-leak-0123456789abcdef"
 GOOGLE_KEY = "AIzaSyTESTKEY-do-not-leak-0123456789abcd"
+OPENAI_KEY = "sk-test-TESTKEY-do-not-leak-0123456789abcdef"
 
 WEATHER = ToolDef(
     name="get_weather",
@@ -34,7 +36,7 @@ TIME = ToolDef(
 def options(server: FakeLLMServer, model: str | None = None) -> ProviderOptions:
     return ProviderOptions(
         settings=Settings(),
-        env=server.env(anthropic_key=ANTHROPIC_KEY, google_key=GOOGLE_KEY),
+        env=server.env(anthropic_key=ANTHROPIC_KEY, google_key=GOOGLE_KEY, openai_key=OPENAI_KEY),
         model=model,
     )
 
@@ -48,6 +50,12 @@ def anthropic(server: FakeLLMServer, model: str = "claude-test") -> AnthropicPro
 def gemini(server: FakeLLMServer, model: str = "gemini-test") -> GeminiProvider:
     provider = create("gemini", options(server, model))
     assert isinstance(provider, GeminiProvider)
+    return provider
+
+
+def openai(server: FakeLLMServer, model: str | None = "gpt-test") -> OpenAIProvider:
+    provider = create("openai", options(server, model))
+    assert isinstance(provider, OpenAIProvider)
     return provider
 
 

@@ -36,11 +36,13 @@ def test_all_mode_skips_unavailable_providers_with_reasons(
     result = run_cli(capsys, *args, "--out", str(out), "--json", "--no-progress")
     assert result.code == 0, result.err
     runs = {r["provider"]: r for r in json.loads(result.out)["runs"]}
-    assert set(runs) == {"local", "anthropic", "gemini", "scripted"}
+    assert set(runs) == {"local", "anthropic", "gemini", "openai", "scripted"}
     assert not runs["anthropic"]["ran"]
     assert "ANTHROPIC_API_KEY" in runs["anthropic"]["skip_reason"]
     assert not runs["gemini"]["ran"]
     assert "GEMINI_API_KEY" in runs["gemini"]["skip_reason"]
+    assert not runs["openai"]["ran"]
+    assert "OPENAI_BASE_URL" in runs["openai"]["skip_reason"]
     assert not runs["local"]["ran"]
     assert "missing.gguf" in runs["local"]["skip_reason"]
     assert runs["scripted"]["ran"]

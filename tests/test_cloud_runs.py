@@ -16,7 +16,7 @@ from evalctl.results.models import CaseResult
 from evalctl.retry import RetryPolicy
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.execute import execute_run
-from tests.cloud_helpers import ANTHROPIC_KEY, GOOGLE_KEY
+from tests.cloud_helpers import ANTHROPIC_KEY, GOOGLE_KEY, OPENAI_KEY
 
 NO_SLEEP = RetryPolicy(max_attempts=3, sleep=lambda _s: None, rng=random.Random(0))
 _CASE = re.compile(r"case (\d+)")
@@ -63,10 +63,11 @@ def server() -> Iterator[FakeLLMServer]:
 def run(
     server: FakeLLMServer, suite: Path, out: Path, provider: str, concurrency: int
 ) -> RunOutcome:
-    env = server.env(anthropic_key=ANTHROPIC_KEY, google_key=GOOGLE_KEY)
+    env = server.env(anthropic_key=ANTHROPIC_KEY, google_key=GOOGLE_KEY, openai_key=OPENAI_KEY)
+    models = {"anthropic": "claude-test", "gemini": "gemini-test", "openai": "gpt-test"}
     request = RunRequest(
         provider=provider,
-        model="claude-test" if provider == "anthropic" else "gemini-test",
+        model=models[provider],
         paths=[suite],
         out_dir=out,
         concurrency=concurrency,
@@ -75,7 +76,7 @@ def run(
     return execute_run(request, Settings(), env, retry=NO_SLEEP)
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "openai"])
 def test_concurrent_results_equal_serial_results(
     echo_suite: Path, tmp_path: Path, server: FakeLLMServer, provider: str
 ) -> None:
@@ -131,7 +132,7 @@ def test_concurrency_16_keeps_16_requests_in_flight(
     assert counter.peak == 16  # all at once, and never more than asked
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "openai"])
 def test_a_run_leaves_no_trace_of_the_key(
     echo_suite: Path,
     tmp_path: Path,
@@ -154,7 +155,7 @@ def test_a_run_leaves_no_trace_of_the_key(
     assert "error" in statuses  # the auth error is permanent: that case ends as `error`
     errors = [c.error or "" for c in outcome.result.cases if c.status == "error"]
     assert any("invalid API key" in e and "[REDACTED" in e for e in errors)
-    key = ANTHROPIC_KEY if provider == "anthropic" else GOOGLE_KEY
+    key = {"anthropic": ANTHROPIC_KEY, "gemini": GOOGLE_KEY, "openai": OPENAI_KEY}[provider]
     assert any(key in str(r.headers) for r in server.requests)  # the key was really used
     files = [p for p in out.rglob("*") if p.is_file()]
     assert files

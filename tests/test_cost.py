@@ -72,3 +72,13 @@ def test_the_default_anthropic_model_has_a_price() -> None:
 
     default = Settings().providers.anthropic_model
     assert price_for(default, DEFAULT_PRICES) is not None
+
+
+def test_openai_compatible_runs_are_priced_only_for_known_models() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    settings = Settings()
+    assert estimate_run_cost("openai", "gpt-4o-mini-2024-07-18", usage, settings) == pytest.approx(
+        0.75
+    )
+    # A model on one's own server (vLLM, llama.cpp) has no list price: no estimate.
+    assert estimate_run_cost("openai", "/models/SmolLM2-135M.gguf", usage, settings) is None

@@ -80,6 +80,37 @@ def test_speaks_both_wire_formats(server: FakeLLMServer) -> None:
     assert second.headers["content-type"] == "application/json"
 
 
+OPENAI_PATH = "/v1/chat/completions"
+
+
+def openai_body(text: str, **extra: Any) -> dict[str, Any]:
+    return {"model": "gpt-x", "messages": [{"role": "user", "content": text}], **extra}
+
+
+def test_speaks_openai_chat_completions_plain_and_streamed(server: FakeLLMServer) -> None:
+    server.enqueue(Step.tool("f", {"a": 1}), Step.reply("two words", output_tokens=2))
+    status, raw = post(server.port, OPENAI_PATH, openai_body("hi"))
+    completion = json.loads(raw)
+    assert status == 200 and completion["object"] == "chat.completion"
+    choice = completion["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    call = choice["message"]["tool_calls"][0]
+    assert (call["type"], call["function"]["name"]) == ("function", "f")
+    assert json.loads(call["function"]["arguments"]) == {"a": 1}
+    assert completion["usage"]["prompt_tokens"] > 0
+
+    body = openai_body("hi", stream=True, stream_options={"include_usage": True})
+    status, raw = post(server.port, OPENAI_PATH, body)
+    events = [line.removeprefix("data: ") for line in raw.decode().split("\n\n") if line]
+    assert status == 200 and events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    assert text == "two words"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 2
+    assert server.requests[-1].api == "openai"
+    assert server.requests[-1].first_user_text() == "hi"
+
+
 def test_unknown_route_is_404(server: FakeLLMServer) -> None:
     status, _ = post(server.port, "/v2/nothing", {})
     assert status == 404
@@ -116,18 +147,21 @@ def test_latency_is_applied(server: FakeLLMServer) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "anthropic_status", "gemini_status"),
+    ("fault", "anthropic_status", "gemini_status", "openai_status"),
     [
-        ("rate_limit", 429, 429),
-        ("server_error", 500, 500),
-        ("overloaded", 529, 503),
-        ("bad_request", 400, 400),
+        ("rate_limit", 429, 429, 429),
+        ("server_error", 500, 500, 500),
+        ("overloaded", 529, 503, 503),
+        ("bad_request", 400, 400, 400),
     ],
 )
 def test_error_faults(
-    server: FakeLLMServer, fault: str, anthropic_status: int, gemini_status: int
+    server: FakeLLMServer, fault: str, anthropic_status: int, gemini_status: int, openai_status: int
 ) -> None:
-    server.enqueue(Step.failing(fault, retry_after=4), Step.failing(fault, retry_after=4))  # type: ignore[arg-type]
+    server.enqueue(*[Step.failing(fault, retry_after=4)] * 3)  # type: ignore[arg-type]
+    status, raw = post(server.port, OPENAI_PATH, openai_body("hi"))
+    assert status == openai_status
+    assert json.loads(raw)["error"]["message"]
     status, raw = post(server.port, ANTHROPIC_PATH, anthropic_body("hi"))
     assert status == anthropic_status
     assert json.loads(raw)["type"] == "error"
@@ -208,10 +242,11 @@ def test_runnable_as_a_dev_command(repo: Path) -> None:
     )
     try:
         assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(7)]
+        lines = [proc.stdout.readline() for _ in range(9)]
         banner = "".join(lines)
         assert "export ANTHROPIC_BASE_URL=http://127.0.0.1:" in banner
         assert "export EVALCTL_GEMINI_BASE_URL=" in banner
+        assert "export OPENAI_BASE_URL=http://127.0.0.1:" in banner
         url = lines[0].split()[-1]
         port = int(url.rsplit(":", 1)[1])
         status, _ = post(port, ANTHROPIC_PATH, anthropic_body("hi"))

@@ -23,6 +23,9 @@ def _opts(env: dict[str, str], script: Path | None = None) -> ProviderOptions:
         ({"GOOGLE_API_KEY": "g"}, "gemini"),
         ({"ANTHROPIC_API_KEY": "a", "GOOGLE_API_KEY": "g"}, "anthropic"),
         ({"EVALCTL_LOCAL_MODEL": "/m.gguf", "ANTHROPIC_API_KEY": "a"}, "local"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}, "openai"),
+        ({"OPENAI_API_KEY": "o"}, "openai"),
+        ({"GEMINI_API_KEY": "g", "OPENAI_API_KEY": "o"}, "gemini"),
     ],
 )
 def test_detection_follows_documented_priority(env: dict[str, str], expected: str) -> None:
@@ -31,11 +34,13 @@ def test_detection_follows_documented_priority(env: dict[str, str], expected: st
 
 def test_every_provider_reports_a_reason_when_unavailable() -> None:
     rows = {row.name: row for row in availability(_opts({}))}
-    assert set(rows) == {"local", "anthropic", "gemini", "scripted"}
+    assert set(rows) == {"local", "anthropic", "gemini", "openai", "scripted"}
     assert not rows["anthropic"].available
     assert "ANTHROPIC_API_KEY" in rows["anthropic"].reason
     assert not rows["gemini"].available
     assert "GEMINI_API_KEY" in rows["gemini"].reason
+    assert not rows["openai"].available
+    assert "OPENAI_BASE_URL" in rows["openai"].reason and "OPENAI_API_KEY" in rows["openai"].reason
     assert not rows["scripted"].available
     assert "--script" in rows["scripted"].reason
 
@@ -48,6 +53,12 @@ def test_cloud_providers_are_available_once_their_key_is_set() -> None:
     assert rows["gemini"].available
 
 
+@pytest.mark.parametrize("var", ["OPENAI_BASE_URL", "OPENAI_API_KEY"])
+def test_openai_needs_a_base_url_or_a_key(var: str) -> None:
+    rows = {r.name: r for r in availability(_opts({var: "http://127.0.0.1:1/v1"}))}
+    assert rows["openai"].available, rows["openai"].reason
+
+
 def test_creating_an_unavailable_provider_exits_3_with_a_hint() -> None:
     with pytest.raises(ProviderUnavailableError) as info:
         create("anthropic", _opts({}))
@@ -58,7 +69,7 @@ def test_creating_an_unavailable_provider_exits_3_with_a_hint() -> None:
 
 def test_unknown_provider_is_bad_input() -> None:
     with pytest.raises(BadInputError) as info:
-        create("openai", _opts({}))
+        create("mistral", _opts({}))
     assert info.value.code is ExitCode.BAD_INPUT
     assert "--provider" in info.value.message
 

@@ -13,7 +13,7 @@ from evalctl.fakes.llm_server import FakeLLMServer, Step
 from evalctl.retry import RetryPolicy
 from evalctl.secrets import RedactingFilter, redact, redact_data
 from tests import cloud_helpers
-from tests.cloud_helpers import ANTHROPIC_KEY, GOOGLE_KEY, WEATHER, ask
+from tests.cloud_helpers import ANTHROPIC_KEY, GOOGLE_KEY, OPENAI_KEY, WEATHER, ask
 
 
 def test_redacts_values_from_the_given_env() -> None:
@@ -28,10 +28,16 @@ def test_redacts_values_from_os_environ(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_redacts_key_shaped_strings_from_anywhere() -> None:
-    text = f"header: Bearer {ANTHROPIC_KEY}; key={GOOGLE_KEY}"
+    text = f"header: Bearer {ANTHROPIC_KEY}; key={GOOGLE_KEY}; openai={OPENAI_KEY}"
     cleaned = redact(text, {})
     assert ANTHROPIC_KEY not in cleaned and GOOGLE_KEY not in cleaned
-    assert cleaned.count("[REDACTED:API_KEY]") == 2
+    assert OPENAI_KEY not in cleaned
+    assert cleaned.count("[REDACTED:API_KEY]") == 3
+
+
+def test_openai_key_is_redacted_by_value() -> None:
+    env = {"OPENAI_API_KEY": "local-gateway-token"}
+    assert redact("token local-gateway-token", env) == "token [REDACTED:OPENAI_API_KEY]"
 
 
 def test_short_values_are_not_redacted_by_value() -> None:
@@ -67,12 +73,12 @@ def test_logging_filter_redacts_formatted_records(caplog: pytest.LogCaptureFixtu
     assert "[REDACTED:GEMINI_API_KEY]" in caplog.text
 
 
-@pytest.mark.parametrize("provider_name", ["anthropic", "gemini"])
+@pytest.mark.parametrize("provider_name", ["anthropic", "gemini", "openai"])
 def test_a_run_with_a_known_key_leaves_no_trace(
     provider_name: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     """Success, retried faults and an auth error that echoes the key: the key shows nowhere."""
-    key = ANTHROPIC_KEY if provider_name == "anthropic" else GOOGLE_KEY
+    key = {"anthropic": ANTHROPIC_KEY, "gemini": GOOGLE_KEY, "openai": OPENAI_KEY}[provider_name]
     texts: list[str] = []
     with caplog.at_level(logging.DEBUG), FakeLLMServer() as server:
         make = getattr(cloud_helpers, provider_name)

@@ -81,7 +81,7 @@ def test_two_turn_tool_conversation_round_trips_tool_results(server: FakeLLMServ
     system, user, assistant, result_1, result_2 = body["messages"]
     assert system == {"role": "system", "content": "You are terse."}
     assert user == {"role": "user", "content": "What is the weather in Paris?"}
-    assert assistant["role"] == "assistant" and assistant["content"] is None
+    assert (assistant["role"], assistant["content"]) == ("assistant", "")
     assert [c["id"] for c in assistant["tool_calls"]] == [weather.id, clock.id]
     assert assistant["tool_calls"][0]["function"] == {
         "name": "get_weather",

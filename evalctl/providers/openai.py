@@ -101,7 +101,10 @@ def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for msg in messages:
         if msg.role is Role.ASSISTANT:
-            item: dict[str, Any] = {"role": "assistant", "content": msg.content or None}
+            # A string even when the turn is only tool calls: OpenAI also takes null or no
+            # content, but llama-cpp-python's server rejects null and its chat templates fail
+            # on a missing one (both measured).
+            item: dict[str, Any] = {"role": "assistant", "content": msg.content}
             if msg.tool_calls:
                 item["tool_calls"] = [
                     {

@@ -43,6 +43,13 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "gemini-2.5-flash": _p(0.30, 2.50),
     "gemini-2.5-flash-lite": _p(0.10, 0.40),
     "gemini-2.0-flash": _p(0.10, 0.40),
+    # OpenAI (also what a gateway in front of OpenAI bills). A model on one's own server
+    # (vLLM, llama.cpp) has no entry, so its runs get no estimate.
+    "gpt-4.1": _p(2.0, 8.0),
+    "gpt-4.1-mini": _p(0.40, 1.60),
+    "gpt-4.1-nano": _p(0.10, 0.40),
+    "gpt-4o": _p(2.50, 10.0),
+    "gpt-4o-mini": _p(0.15, 0.60),
 }
 
 

@@ -8,12 +8,8 @@ import pytest
 
 from evalctl.chat import Message, ToolResult
 from evalctl.config import Settings
+from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.fakes.llm_server import FAKE_OPENAI_MODEL, FakeLLMServer, Step, ToolCallSpec
-from evalctl.providers.base import (
-    ProviderError,
-    ProviderUnavailableError,
-    TransientProviderError,
-)
 from evalctl.providers.openai import parse_arguments
 from evalctl.providers.registry import ProviderOptions, create
 from tests.cloud_helpers import OPENAI_KEY, TIME, WEATHER, ask, openai

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.models.manifest import resolve
+from evalctl.modelfiles.manifest import resolve
 from evalctl.scoring.kinds import RequestShape
 from tests.cli_helpers import run_cli
 from tests.echo_kind import EchoKind

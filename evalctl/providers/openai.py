@@ -52,13 +52,7 @@ from evalctl.chat import (
     ToolDef,
     Usage,
 )
-from evalctl.providers.base import (
-    CAP_JSON_SCHEMA,
-    CAP_TOOLS,
-    ProviderError,
-    ProviderUnavailableError,
-    TransientProviderError,
-)
+from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -66,8 +60,7 @@ from evalctl.providers.cloud import (
     transport_error,
     transport_exceptions,
 )
-from evalctl.providers.registry import ProviderOptions
-from evalctl.scoring.checks import parse_json_object
+from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.secrets import SECRET_ENV_VARS, redact
 
 if TYPE_CHECKING:
@@ -141,15 +134,18 @@ def wire_tool_choice(choice: str) -> str | dict[str, Any]:
 
 
 def parse_arguments(raw: str) -> dict[str, Any]:
-    """A tool call's JSON arguments; a fence or prose around them is tolerated, and arguments
-    that are no JSON object at all become {} (the tool then reports what is missing)."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value, _ = parse_json_object(raw)
-    return value if isinstance(value, dict) else {}
+    """A tool call's JSON arguments; a fence or prose around the object is tolerated, and
+    arguments that are no JSON object at all become {} (the tool then reports what is
+    missing)."""
+    start, end = raw.find("{"), raw.rfind("}")
+    for candidate in (raw, raw[start : end + 1] if 0 <= start < end else ""):
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
 
 
 def rejects_json_schema(exc: openai.APIStatusError) -> bool:
@@ -219,7 +215,7 @@ class OpenAIProvider:
 
     @property
     def capabilities(self) -> frozenset[str]:
-        return frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+        return capabilities_of(self.name)
 
     # -- request ------------------------------------------------------------------------
 

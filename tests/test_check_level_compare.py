@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from evalctl.baselines.compare import compare_baseline
-from evalctl.baselines.markdown import comparison_markdown
 from evalctl.baselines.model import read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
+from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.results.io import write_run
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
 from tests import factories as f

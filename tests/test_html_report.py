@@ -17,7 +17,9 @@ import pytest
 
 from evalctl.baselines.compare import compare_baseline
 from evalctl.chat import CompletionResponse, Message, ToolCall
-from evalctl.results.html import SVG_NS, XHTML_NS, bin_index, histogram, run_page, serialize
+from evalctl.reports.histogram import bin_index, histogram
+from evalctl.reports.kit.elements import SVG_NS, XHTML_NS, serialize
+from evalctl.reports.run_page import run_page
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     Attempt,

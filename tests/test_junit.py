@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.results.junit import to_junit, write_junit
+from evalctl.reports.junit import to_junit, write_junit
 from evalctl.results.models import Attempt, CheckResult, RunResult
 from tests import factories as f
 from tests.cli_helpers import run_cli

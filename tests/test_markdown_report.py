@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.results.markdown import cell, to_markdown, write_markdown
+from evalctl.reports.markdown import cell, to_markdown, write_markdown
 from evalctl.results.models import Attempt, CheckResult, RunResult
 from tests import factories as f
 from tests.cli_helpers import run_cli

@@ -250,7 +250,7 @@ def _step_summary(cmp: Comparison) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    from evalctl.baselines.markdown import comparison_markdown
+    from evalctl.reports.comparison_markdown import comparison_markdown
 
     try:
         with open(path, "a", encoding="utf-8") as fh:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel
@@ -16,6 +17,10 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
 from evalctl.secrets import redact
+
+if TYPE_CHECKING:
+    from evalctl.baselines.compare import Comparison
+    from evalctl.results.document import Document
 
 STDOUT = Path("-")
 
@@ -71,8 +76,8 @@ def report(
 
     Exit 2 when a file is malformed or of a kind that has no report.
     """
+    from evalctl.reports.write import write_report
     from evalctl.results.document import load_document
-    from evalctl.results.report_io import write_report
 
     if html is None and markdown is None:
         raise BadInputError(
@@ -87,10 +92,11 @@ def report(
         source=str(doc.path), kind=kind if isinstance(kind, str) else str(doc.kind)
     )
     if html is not None:
-        from evalctl.results.html import render_document
+        from evalctl.reports.pages import render_document
 
         baseline_doc = load_document(baseline) if baseline is not None else None
-        text = render_document(doc, baseline_doc)
+        comparison = _comparison(doc, baseline_doc) if baseline_doc is not None else None
+        text = render_document(doc, comparison)
         write_report(html, text)
         output.html_path = str(html)
         output.bytes = len(text.encode("utf-8"))
@@ -109,6 +115,26 @@ def report(
         else:
             write_report(markdown, text)
     emit(output, as_json, render)
+
+
+def _comparison(doc: Document, baseline_doc: Document) -> Comparison | None:
+    """The comparison the run page shows: computed here, since a renderer never runs one."""
+    from evalctl.baselines.compare import compare_baseline
+    from evalctl.baselines.model import baseline_from_document
+    from evalctl.reports.pages import PAGE_RENDERERS, document_kind, refuse_comparison
+    from evalctl.results.io import run_from_document
+
+    kind = document_kind(doc)
+    if kind not in PAGE_RENDERERS:
+        return None  # rendering refuses the kind, naming the kinds it knows
+    if kind != "run":
+        refuse_comparison(baseline_doc, kind)
+    return compare_baseline(
+        baseline_from_document(baseline_doc),
+        run_from_document(doc),
+        results_path=doc.path,
+        baseline_path=baseline_doc.path,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -307,11 +307,11 @@ def _write_reports(
     stays the canonical record."""
     junit_path = markdown_path = None
     if junit is not None:
-        from evalctl.results.junit import write_junit
+        from evalctl.reports.junit import write_junit
 
         junit_path = str(write_junit(result, junit))
     if markdown is not None:
-        from evalctl.results.markdown import write_markdown
+        from evalctl.reports.markdown import write_markdown
 
         markdown_path = str(write_markdown(result, markdown, options.environ()))
     return junit_path, markdown_path

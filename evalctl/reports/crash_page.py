@@ -3,11 +3,13 @@ kind "crash-test"."""
 
 from __future__ import annotations
 
-from evalctl.reports.soak_page import environment_table, refuse_baseline
-from evalctl.results.document import Document
-from evalctl.results.html import STATUS_COLOURS, Cell, card, el, num, page, section, table
+from evalctl.reports.kit.card import STATUS_COLOURS, card
+from evalctl.reports.kit.elements import el
+from evalctl.reports.kit.page import page, section
+from evalctl.reports.kit.table import Cell, num, table
+from evalctl.reports.soak_page import environment_table
 from evalctl.stability.describe import environment_rows, ms
-from evalctl.stability.models import CrashResult, crash_from_document
+from evalctl.stability.models import CrashResult
 
 # ---------------------------------------------------------------- the crash-test
 
@@ -79,8 +81,3 @@ def crash_page(result: CrashResult) -> str:
             id_="environment",
         ),
     )
-
-
-def crash_report(doc: Document, baseline: Document | None) -> str:
-    refuse_baseline(baseline, "crash-test")
-    return crash_page(crash_from_document(doc))

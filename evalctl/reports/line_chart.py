@@ -7,7 +7,8 @@ import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from evalctl.results.html import SVG_NS, el
+from evalctl.reports.kit.elements import el
+from evalctl.reports.kit.svg import frame
 
 # ---------------------------------------------------------------- a line chart
 
@@ -59,16 +60,7 @@ def line_chart(chart: Chart, *, x_label: str, width: int = 760, height: int = 28
     """An inline SVG line chart: axes with ticks, a legend, optional shading and guides."""
     xs = [x for s in chart.series for x, _ in s.points]
     ys = [y for s in chart.series for _, y in s.points] + [g.y for g in chart.guides]
-    svg = el(
-        "svg",
-        xmlns=SVG_NS,
-        width=width,
-        height=height,
-        viewBox=f"0 0 {width} {height}",
-        role="img",
-        aria_label=chart.title,
-    )
-    svg.append(el("title", chart.title))
+    svg = frame(width, height, label=chart.title, title=chart.title)
     if not xs:
         svg.append(el("text", "no samples", x=width / 2, y=height / 2, text_anchor="middle"))
         return svg

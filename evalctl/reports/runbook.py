@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evalctl.errors import BadInputError
+from evalctl.reports.markdown import cell
+from evalctl.reports.pages import document_kind
 from evalctl.results.document import Document
-from evalctl.results.markdown import cell
 from evalctl.results.models import RunResult
 from evalctl.stability.describe import (
     environment_rows,
@@ -281,8 +282,7 @@ MARKDOWN_RENDERERS: dict[str, Callable[[Document], str]] = {
 
 def render_markdown(doc: Document) -> str:
     """The runbook results section for `doc`, chosen by its kind."""
-    raw_kind = doc.data.get("kind")
-    kind = raw_kind if isinstance(raw_kind, str) else doc.kind
+    kind = document_kind(doc)
     render = MARKDOWN_RENDERERS.get(kind or "")
     if render is None:
         known = ", ".join(sorted(MARKDOWN_RENDERERS))

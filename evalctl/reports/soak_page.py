@@ -10,20 +10,11 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from evalctl.errors import BadInputError
+from evalctl.reports.kit.card import STATUS_COLOURS, card
+from evalctl.reports.kit.elements import SVG_NS, el
+from evalctl.reports.kit.page import page, section
+from evalctl.reports.kit.table import Cell, num, table
 from evalctl.reports.line_chart import Chart, Guide, Series, line_chart
-from evalctl.results.document import Document
-from evalctl.results.html import (
-    STATUS_COLOURS,
-    SVG_NS,
-    Cell,
-    card,
-    el,
-    num,
-    page,
-    section,
-    table,
-)
 from evalctl.stability.describe import (
     MIB,
     environment_rows,
@@ -33,7 +24,7 @@ from evalctl.stability.describe import (
     per_request,
     signed_mib,
 )
-from evalctl.stability.models import SoakResult, soak_from_document
+from evalctl.stability.models import SoakResult
 from evalctl.stability.verdict import fit_line
 
 VERDICT_COLOURS = {
@@ -215,18 +206,3 @@ def soak_page(result: SoakResult) -> str:
             id_="requests",
         ),
     )
-
-
-# ---------------------------------------------------------------- `evalctl report` by kind
-
-
-def refuse_baseline(baseline: Document | None, kind: str) -> None:
-    if baseline is not None:
-        raise BadInputError(
-            f"--baseline applies to run results, not to a {kind} result", field="--baseline"
-        )
-
-
-def soak_report(doc: Document, baseline: Document | None) -> str:
-    refuse_baseline(baseline, "soak")
-    return soak_page(soak_from_document(doc))

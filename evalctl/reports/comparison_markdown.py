@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from evalctl.baselines.compare import CaseChange, CheckChange, Comparison
-from evalctl.results.markdown import cell
+from evalctl.reports.markdown import cell
 
 _ICON = {0: "✅", 1: "❌", 3: "💥"}
 

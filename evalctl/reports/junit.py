@@ -23,8 +23,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from evalctl.reports.write import write_report
 from evalctl.results.models import CaseResult, CheckResult, RunResult
-from evalctl.results.report_io import write_report
 
 # XML 1.0 forbids most control characters, and model output can contain anything: replace
 # them, or one stray \x00 in an answer makes the whole report unparseable.

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from evalctl.errors import BadInputError
+from evalctl.reports.write import write_report
 from evalctl.results.models import CaseResult, RunResult
-from evalctl.results.report_io import write_report
 from evalctl.results.summary import SCORED
 from evalctl.results.text import plural, visible_controls
 

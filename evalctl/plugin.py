@@ -118,6 +118,8 @@ class Extension:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_TYPE_ORDER: tuple[ExtensionType, ...] = ("kind", "tool", "check", "resource", "setting")
+
 # What an object must have to be taken as itself rather than as a factory of one.
 _SHAPE: dict[ExtensionType, tuple[str, ...]] = {
     "kind": ("input_model", "expected_model", "check_names", "build_prompt", "score"),
@@ -169,7 +171,7 @@ class Registry:
         return sorted(name for (t, name) in self._items if t == type_)
 
     def entries(self) -> list[Extension]:
-        return sorted(self._items.values(), key=lambda e: (e.type, e.name))
+        return sorted(self._items.values(), key=lambda e: (_TYPE_ORDER.index(e.type), e.name))
 
     def find(self, type_: ExtensionType, name: str) -> Extension | None:
         return self._items.get((type_, name))

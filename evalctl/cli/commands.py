@@ -11,6 +11,7 @@ COMMAND_MODULES = (
     "run",
     "cases",
     "providers",
+    "plugins",
     "baseline",
     "compare",
     "models",

@@ -8,7 +8,16 @@ import pytest
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ExitCode, ProviderUnavailableError
-from evalctl.providers.registry import ProviderOptions, availability, create, detect
+from evalctl.providers.registry import (
+    SPECS,
+    ProviderOptions,
+    availability,
+    create,
+    detect,
+    is_billed,
+    is_concurrent,
+)
+from tests.cli_helpers import run_cli
 
 
 def _opts(env: dict[str, str], script: Path | None = None) -> ProviderOptions:
@@ -79,3 +88,23 @@ def test_scripted_provider_is_created_from_its_script(tmp_path: Path) -> None:
     script.write_text('[[default]]\ncontent = "hi"\n')
     provider = create("scripted", _opts({}, script=script))
     assert provider.name == "scripted"
+
+
+def test_provider_help_names_every_registered_provider(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The --provider help is built from the registry: a new spec shows up without an edit.
+    done = run_cli(capsys, "run", "--help")
+    assert done.code == 0
+    help_text = " ".join(done.out.split())
+    for name in SPECS:
+        assert name in help_text
+
+
+def test_traits_come_from_the_specs() -> None:
+    # Cost estimates, --concurrency and --provider all read these, not lists of names.
+    assert is_billed("anthropic") and is_billed("gemini")
+    assert not is_billed("local") and not is_billed("scripted")
+    assert is_concurrent("anthropic") and not is_concurrent("local")
+    assert not is_concurrent("a-test-double") and not is_billed("a-test-double")
+    assert [s.name for s in SPECS.values() if not s.real] == ["scripted"]

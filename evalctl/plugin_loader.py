@@ -23,7 +23,7 @@ from typing import Any
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.plugin import ENTRY_POINT_GROUP, Origin, PluginSetting, Registry
+from evalctl.plugin import ENTRY_POINT_GROUP, Check, Origin, PluginSetting, Registry
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.base import Tool
 
@@ -107,6 +107,16 @@ def get_tool(name: str) -> Tool:
 
 def get_tools(names: list[str]) -> dict[str, Tool]:
     return {name: get_tool(name) for name in names}
+
+
+def check_names() -> list[str]:
+    """Assertion types plugins registered (`add_check`)."""
+    return registry().names("check")
+
+
+def get_check(name: str) -> Check | None:
+    """The assertion type registered under `name`, else None."""
+    return registry().check(name)
 
 
 def registry() -> Registry:

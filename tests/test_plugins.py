@@ -323,3 +323,21 @@ def test_the_plugins_doc_example_runs(tmp_path: Path, evalctl_home: Path) -> Non
     assert case["status"] == "pass"
     assert [c["name"] for c in case["checks"]] == ["looked_up", "status"]
     assert case["tool_calls"][0]["result"] == "shipped"
+
+
+def test_a_registered_check_is_resolved_and_evaluates(tmp_path: Path) -> None:
+    from evalctl.chat import CompletionResponse
+    from evalctl.config import load_settings
+    from evalctl.scoring.kinds import Transcript
+
+    root = project(tmp_path, 'plugins = ["evalctl_ping"]\n')
+    shutil.copy(PLUGIN_DIR / "evalctl_ping.py", root / "evalctl_ping.py")
+    plugin_loader.configure(load_settings(cwd=root, env={}))
+    assert "starts-with" in plugin_loader.check_names()
+    check = plugin_loader.get_check("starts-with")
+    assert check is not None and plugin_loader.get_check("nope") is None
+    params = check.params_model.model_validate({"prefix": "po"})
+    transcript = Transcript(messages=[], responses=[CompletionResponse(content="pong")])
+    assert check.evaluate(params, transcript).passed
+    with pytest.raises(ValueError, match="Extra inputs"):
+        check.params_model.model_validate({"prefix": "po", "prefx": 1})

@@ -31,7 +31,7 @@ class SuiteTable(_Strict):
     checks: list[str] | None = None
     max_turns: int = Field(default=4, ge=1, le=50)
     max_tokens: int = Field(default=512, ge=1)
-    # Capabilities a provider must have, plus resources such as "catalog".
+    # Capabilities a provider must have, plus resources plugins register (`evalctl plugins`).
     requires: list[str] = Field(default_factory=list)
     timeout_s: float | None = Field(default=None, gt=0)
 

@@ -23,7 +23,7 @@ class ToolContext:
     case: Case
     fixtures_dir: Path
     settings: Settings
-    # Shared resources a run opens once (for example the SQLite catalog), by name.
+    # Resources the runner opened for the suite (`requires`, opened once per suite), by name.
     resources: dict[str, Any] = field(default_factory=dict)
 
 

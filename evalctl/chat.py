@@ -86,19 +86,28 @@ class CompletionRequest(_Model):
     seed: int | None = 0
     # Opaque per-request tag (the case key), used for logs and repro files.
     tag: str = ""
+    # The local engine ends a degenerate loop (one n-gram repeating back to back) with
+    # stop_reason "repetition"; True lets the reply run on (crash-test's request that must
+    # still be generating when the daemon is killed).
+    allow_repetition: bool = False
 
 
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "timeout"]
+# "repetition": the local engine ended a degenerate loop (one n-gram repeating back to back).
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "timeout", "repetition"]
 
 
 class Usage(_Model):
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, how many came from a cache instead of being evaluated again (the
+    # local engine's KV-cache prefix reuse).
+    cached_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
         )
 
 

@@ -87,6 +87,9 @@ class Settings(BaseModel):
     baselines_dir: Path = Path("baselines")
     results_dir: Path = Path("results")
     local_model: str | None = None
+    # llama.cpp threads for the local daemon (generation and prompt evaluation); default:
+    # the physical cores this process may use. EVALCTL_LOCAL_THREADS overrides it.
+    local_threads: int | None = Field(default=None, ge=1)
     # Suites `evalctl run` runs when no --suite is given; empty means every suite found.
     default_suites: list[str] = Field(default_factory=list)
     case_timeout_s: float = 120.0

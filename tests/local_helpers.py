@@ -47,6 +47,8 @@ def unending_request(max_tokens: int = UNENDING_MAX_TOKENS, tag: str = "") -> Co
         json_schema=UNENDING_SCHEMA,
         max_tokens=max_tokens,
         tag=tag,
+        # A looping story still counts as generating: the engine must not cut it short.
+        allow_repetition=True,
     )
 
 

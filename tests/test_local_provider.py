@@ -71,11 +71,15 @@ def test_five_sequential_requests_through_one_warm_daemon(provider: LocalProvide
         "Say goodbye.",
     ]
     pids = set()
-    for text in prompts:
+    for i, text in enumerate(prompts):
         response = provider.complete(_ask(text), timeout=SLOW)
         assert response.stop_reason in ("end_turn", "max_tokens")
         assert response.content
         assert response.usage.input_tokens > 0 and response.usage.output_tokens > 0
+        # The chat template's system preamble is shared: after the first request the KV
+        # cache holds it, and the daemon says how much of the prompt it did not evaluate.
+        cached = response.usage.cached_input_tokens
+        assert (cached == 0) if i == 0 else (0 < cached < response.usage.input_tokens)
         assert response.model == provider.model
         pids.add(provider.daemon_pid)
     assert len(pids) == 1
@@ -194,6 +198,22 @@ def test_context_overflow_is_a_provider_error_and_the_daemon_keeps_serving(
     after = provider.complete(_ask("Say yes."), timeout=SLOW)
     assert after.usage.output_tokens > 0
     assert provider.daemon_pid == pid
+
+
+def test_a_degenerate_loop_ends_with_stop_reason_repetition(provider: LocalProvider) -> None:  # noqa: F811
+    # The grammar forces one string 200 times; the daemon must cut the loop short.
+    schema = {
+        "type": "array",
+        "items": {"type": "string", "enum": ["zip"]},
+        "minItems": 200,
+        "maxItems": 200,
+    }
+    request = CompletionRequest(
+        messages=[Message.user("List archive formats.")], json_schema=schema, max_tokens=600
+    )
+    response = provider.complete(request, timeout=SLOW)
+    assert response.stop_reason == "repetition"
+    assert 0 < response.usage.output_tokens < 200
 
 
 def test_timeout_returns_stop_reason_timeout(provider: LocalProvider) -> None:  # noqa: F811

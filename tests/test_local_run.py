@@ -17,7 +17,7 @@ from evalctl.providers.local import LocalProvider
 from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from tests.local_helpers import SLOW, make_provider, unending_request, wait_until
+from tests.local_helpers import SLOW, THREADS, make_provider, unending_request, wait_until
 
 VICTIM = "echo/story"
 
@@ -107,3 +107,8 @@ def test_sigkill_mid_generation_marks_only_that_case(
     for key in ("echo/hello", "echo/shout"):
         assert cases[key].status in ("pass", "fail"), cases[key].error
         assert not cases[key].server_crashed
+        # Why each turn's reply ended is recorded per attempt.
+        assert cases[key].attempts[-1].stop_reasons
+    # How the daemon ran is recorded with the provider (through the test's wrapper too).
+    assert result.provider.settings["threads"] == THREADS
+    assert result.provider.settings["prefix_cache"] is True

@@ -141,8 +141,63 @@ def test_default_decoding_is_deterministic(engine: Engine) -> None:
     engine.complete(CompletionRequest(messages=[Message.user("Say yes.")], max_tokens=4))
     second = engine.complete(request).response
     assert first.content == second.content
-    assert first.usage == second.usage
-    assert first.usage.output_tokens > 0
+    assert first.usage.output_tokens == second.usage.output_tokens > 0
+
+
+SHARED_SYSTEM = (
+    "You are a release engineer. You answer questions about command-line tools, their "
+    "releases and the files attached to them, in short plain sentences. " * 6
+)
+
+
+def _seeded(question: str) -> CompletionRequest:
+    # Sampled (temperature 0.8) with a seed: the output depends on every logit, so a cache
+    # that changed any of them would show.
+    return CompletionRequest(
+        messages=[Message.system(SHARED_SYSTEM), Message.user(question)],
+        tools=[WEATHER, SUBMIT],
+        tool_choice="none",
+        temperature=0.8,
+        seed=7,
+        max_tokens=40,
+    )
+
+
+def test_prefix_reuse_keeps_seeded_output_identical(engine: Engine) -> None:
+    target = _seeded("Which archive formats do Linux releases usually ship?")
+    engine.reset_cache()
+    cold = engine.complete(target).response
+    # A different question with the same system prompt and tools warms the cache.
+    engine.reset_cache()
+    engine.complete(_seeded("Name one tool that is written in Rust."))
+    warm = engine.complete(target).response
+    assert cold.usage.cached_input_tokens == 0
+    # The whole shared prefix (system prompt and tools) came from the cache.
+    assert warm.usage.cached_input_tokens > 100
+    assert warm.usage.input_tokens == cold.usage.input_tokens
+    assert warm.content == cold.content
+    assert warm.usage.output_tokens == cold.usage.output_tokens
+
+
+def test_a_degenerate_loop_stops_with_repetition(engine: Engine) -> None:
+    # The grammar forces one item written 200 times (over 600 tokens, more than max_tokens), so the model cannot
+    # leave the loop; the engine must end it long before max_tokens.
+    schema = {
+        "type": "array",
+        "items": {"type": "string", "enum": ["tar.gz"]},
+        "minItems": 200,
+        "maxItems": 200,
+    }
+    request = CompletionRequest(
+        messages=[Message.user("List archive formats.")], json_schema=schema, max_tokens=150
+    )
+    response = engine.complete(request).response
+    assert response.stop_reason == "repetition"
+    assert response.usage.output_tokens < 150
+    assert response.content.count('"tar.gz"') >= 4
+    # A request may opt out: the same loop then runs to max_tokens.
+    allowed = request.model_copy(update={"allow_repetition": True})
+    assert engine.complete(allowed).response.stop_reason == "max_tokens"
 
 
 def test_deltas_add_up_to_the_content(engine: Engine) -> None:

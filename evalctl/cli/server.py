@@ -25,7 +25,9 @@ server_app = typer.Typer(help="Run and manage the local inference daemon.", no_a
 IDLE = typer.Option(
     "5m", "--idle-timeout", help="Exit after this long without requests (0: never)."
 )
-THREADS = typer.Option(None, "--threads", help="llama.cpp threads (default: half the cores).")
+THREADS = typer.Option(
+    None, "--threads", help="llama.cpp threads (default: the physical cores this process may use)."
+)
 N_CTX = typer.Option(4096, "--n-ctx", help="Context window in tokens.")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from evalctl.chat import CompletionRequest, CompletionResponse
 
@@ -29,3 +29,10 @@ class Provider(Protocol):
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse: ...
 
     def close(self) -> None: ...
+
+
+def provider_run_settings(provider: Provider) -> dict[str, Any]:
+    """What a provider reports about how it ran (e.g. the local daemon's threads), for the
+    results' `provider.settings`; providers without a `run_settings()` report nothing."""
+    report = getattr(provider, "run_settings", None)
+    return dict(report()) if callable(report) else {}

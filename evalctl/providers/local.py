@@ -19,6 +19,7 @@ Failure semantics (what the runner sees):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
@@ -27,6 +28,7 @@ from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, S
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
+from evalctl.server.threads import default_threads
 
 # The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
 # own "timeout" reply (with the partial output) normally arrives first.
@@ -62,6 +64,8 @@ class LocalProvider:
         extra = {} if start_timeout_s is None else {"start_timeout_s": start_timeout_s}
         self.manager = DaemonManager(settings, spec, before_spawn=self._reverify, **extra)
         self._pid: int | None = None
+        self._spec = spec
+        self._threads: int | None = None
 
     # -- Provider protocol ------------------------------------------------------------
 
@@ -108,7 +112,20 @@ class LocalProvider:
         """Start the daemon if needed and wait until it serves; returns its status."""
         status = self.manager.ensure_running()
         self._pid = status.pid
+        self._threads = status.n_threads or None
         return status
+
+    def run_settings(self) -> dict[str, Any]:
+        """How the model ran, for the results: threads (and who chose them), context size,
+        KV-cache prefix reuse."""
+        chosen = self._spec.n_threads
+        threads = self._threads or chosen or default_threads()
+        return {
+            "threads": threads,
+            "threads_from": "setting" if chosen else "default: physical cores in affinity",
+            "n_ctx": self._spec.n_ctx,
+            "prefix_cache": True,
+        }
 
     @property
     def daemon_pid(self) -> int | None:
@@ -180,6 +197,8 @@ def create(options: ProviderOptions) -> LocalProvider:
     resolved = resolve(options.model or options.settings.local_model)
     sha256 = verify(resolved)
     threads = _setting(options.extra, options.env, "threads", "EVALCTL_LOCAL_THREADS")
+    if threads is None and options.settings.local_threads is not None:
+        threads = str(options.settings.local_threads)
     n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
     idle = _setting(options.extra, options.env, "idle_timeout", "EVALCTL_IDLE_TIMEOUT")
     try:
@@ -194,6 +213,7 @@ def create(options: ProviderOptions) -> LocalProvider:
     except ValueError as exc:
         raise BadInputError(
             f"invalid local provider setting: {exc}",
-            hint="EVALCTL_LOCAL_THREADS and EVALCTL_LOCAL_N_CTX take integers; "
+            hint="EVALCTL_LOCAL_THREADS (or local_threads in evalctl.toml) and "
+            "EVALCTL_LOCAL_N_CTX take integers; "
             "EVALCTL_IDLE_TIMEOUT a duration such as 5m",
         ) from None

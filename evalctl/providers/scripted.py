@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalctl.chat import CompletionRequest, CompletionResponse, Role, ToolCall, Usage
+from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason, ToolCall, Usage
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 
@@ -44,7 +44,7 @@ class ScriptedReply(BaseModel):
 
     content: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
-    stop_reason: Literal["end_turn", "tool_use", "max_tokens", "timeout"] | None = None
+    stop_reason: StopReason | None = None
     error: Literal["transient", "permanent", "crash"] | None = None
     delay_s: float = 0.0
 

@@ -3,10 +3,10 @@ requests (restart-per-case, fault injection in tests) without repeating the prot
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from evalctl.chat import CompletionRequest, CompletionResponse
-from evalctl.providers.base import Provider
+from evalctl.providers.base import Provider, provider_run_settings
 
 P = TypeVar("P", bound=Provider)
 
@@ -27,6 +27,9 @@ class ProviderWrapper(Generic[P]):
     @property
     def capabilities(self) -> frozenset[str]:
         return self.inner.capabilities
+
+    def run_settings(self) -> dict[str, Any]:
+        return provider_run_settings(self.inner)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         return self.inner.complete(request, timeout=timeout)

@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalctl.chat import CompletionResponse, Message, Usage
+from evalctl.chat import CompletionResponse, Message, StopReason, Usage
 
 # Final keeps the type Literal[1], which the `schema_version` fields below require. Soak and
 # crash-test results are still at version 1.
@@ -106,6 +106,9 @@ class Attempt(_Strict):
     latency_ms: float
     turns: int = 0
     usage: Usage = Field(default_factory=Usage)
+    # One per model turn: why that reply ended (end_turn, tool_use, max_tokens, timeout, or
+    # repetition when the local engine cut a degenerate loop).
+    stop_reasons: list[StopReason] = Field(default_factory=list)
     error: str | None = None
     server_crashed: bool = False
 
@@ -166,6 +169,9 @@ class ProviderInfo(_Strict):
     name: str
     model: str
     model_sha256: str | None = None
+    # How the provider ran, as it reports it: for local, llama.cpp threads (and whether a
+    # setting or the default chose them), n_ctx and KV-cache prefix reuse.
+    settings: dict[str, Any] = Field(default_factory=dict)
 
 
 class Shard(_Strict):

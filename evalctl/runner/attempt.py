@@ -125,6 +125,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
                 latency_ms=elapsed_ms(),
                 turns=len(responses),
                 usage=usage,
+                stop_reasons=[r.stop_reason for r in responses],
                 error=redact(message),
                 server_crashed=crashed,
             ),
@@ -195,7 +196,13 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     checks = setup.kind.score(case, Transcript(messages, responses, spy.records, ctx))
     status = _status_of(checks)
     return AttemptOutcome(
-        attempt=Attempt(status=status, latency_ms=elapsed_ms(), turns=len(responses), usage=usage),
+        attempt=Attempt(
+            status=status,
+            latency_ms=elapsed_ms(),
+            turns=len(responses),
+            usage=usage,
+            stop_reasons=[r.stop_reason for r in responses],
+        ),
         checks=checks,
         tool_calls=spy.records,
         output=responses[-1].content if responses else "",

@@ -20,7 +20,7 @@ from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, get_tools
-from evalctl.providers.base import Provider
+from evalctl.providers.base import Provider, provider_run_settings
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.results.io import write_run
 from evalctl.results.models import (
@@ -203,6 +203,7 @@ def _execute(
     result.system_prompts = {ref: text for ref, text in prompts.items() if ref in used}
     result.finished_at = _now()
     result.interrupted = interrupted
+    result.provider.settings = provider_run_settings(provider)
     result.summary = summarize(
         result.cases, provider.name, model=provider.model, prices=settings.prices
     )

@@ -35,6 +35,7 @@ _STOP_TO_PB: dict[StopReason, Any] = {
     "tool_use": pb.STOP_REASON_TOOL_USE,
     "max_tokens": pb.STOP_REASON_MAX_TOKENS,
     "timeout": pb.STOP_REASON_TIMEOUT,
+    "repetition": pb.STOP_REASON_REPETITION,
 }
 _STOP_FROM_PB: dict[Any, StopReason] = {v: k for k, v in _STOP_TO_PB.items()}
 
@@ -104,6 +105,7 @@ def request_to_pb(request: CompletionRequest, *, timeout_s: float) -> Any:
         max_tokens=request.max_tokens,
         timeout_s=timeout_s,
         tag=request.tag,
+        allow_repetition=request.allow_repetition,
     )
     if request.seed is not None:
         out.seed = request.seed
@@ -132,6 +134,7 @@ def request_from_pb(request: Any, *, default_max_tokens: int) -> CompletionReque
             max_tokens=request.max_tokens if request.max_tokens > 0 else default_max_tokens,
             seed=request.seed if request.HasField("seed") else None,
             tag=request.tag,
+            allow_repetition=request.allow_repetition,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         if isinstance(exc, ConversionError):
@@ -150,7 +153,9 @@ def response_to_pb(response: CompletionResponse, *, queue_ms: float = 0.0) -> An
         tool_calls=[tool_call_to_pb(c) for c in response.tool_calls],
         stop_reason=_STOP_TO_PB[response.stop_reason],
         usage=pb.Usage(
-            input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
         ),
         timings=timings,
         model=response.model,
@@ -164,7 +169,9 @@ def response_from_pb(response: Any) -> CompletionResponse:
         tool_calls=[tool_call_from_pb(c) for c in response.tool_calls],
         stop_reason=_STOP_FROM_PB.get(response.stop_reason, "end_turn"),
         usage=Usage(
-            input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
         ),
         timings=Timings(
             ttft_ms=timings.ttft_ms if timings.HasField("ttft_ms") else None,

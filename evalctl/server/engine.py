@@ -3,15 +3,20 @@
 A `Llama` instance is not thread-safe (concurrent use ended in GGML_ASSERT and SIGSEGV),
 so every request holds `_lock` from prompt evaluation to its last token, streamed or not.
 Generation runs token by token through `Llama.generate`, which lets the engine count
-tokens exactly, stop on a deadline or a cancelled RPC between two tokens, and stream
-deltas without re-detokenizing the whole reply at every step.
+tokens exactly, stop on a deadline, a cancelled RPC or a degenerate loop between two
+tokens, and stream deltas without re-detokenizing the whole reply at every step.
+
+Prefix reuse: the KV cache is kept between requests, and `Llama.generate` evaluates only
+the tokens after the longest prefix the new prompt shares with what the cache holds. The
+cases of a suite share their system prompt and tool list (~1.5k tokens for release-assets),
+so each request after the first pays for its own suffix only. docs/architecture.md records
+why that keeps seeded output identical to a cold cache on this backend.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-import os
 import random
 import threading
 import time
@@ -37,6 +42,8 @@ from evalctl.server.prompt import (
     PromptBuilder,
     call_from_json,
 )
+from evalctl.server.repetition import RepetitionDetector
+from evalctl.server.threads import default_threads
 
 # Sampling: top-k/top-p/min-p are llama-cpp-python's chat defaults and do nothing at
 # temperature 0 (greedy). A mild repeat penalty keeps a small model out of loops in free
@@ -53,14 +60,12 @@ class EngineConfig:
     model_name: str
     # llama-cpp-python's default is 512, far too small for tool conversations.
     n_ctx: int = 4096
-    # None: default_threads(). Tests on busy machines pass 1.
+    # None: default_threads() (the physical cores this process may use). Tests on busy
+    # machines pass 1.
     n_threads: int | None = None
     n_batch: int = 512
-
-
-def default_threads() -> int:
-    """Half the cores, as llama.cpp picks for generation (physical cores, usually)."""
-    return max(1, (os.cpu_count() or 2) // 2)
+    # Keep the KV cache between requests and evaluate only what follows the shared prefix.
+    prefix_cache: bool = True
 
 
 class ContextOverflowError(ValueError):
@@ -117,9 +122,10 @@ class Engine:
             "seed": 0,
             "verbose": False,
         }
-        # Prompt evaluation uses as many threads as generation. llama.cpp's default (every
-        # core for the batch) made prompt evaluation 3-5x slower on 2 busy cores here: its
-        # threads busy-wait for each other, and any other load stalls them all.
+        # Prompt evaluation uses as many threads as generation: both default to the physical
+        # cores this process may use (evalctl.server.threads); an explicit count overrides
+        # both, e.g. 1 on a machine other work keeps busy, where ggml's busy-waiting threads
+        # stall each other.
         threads = self.config.n_threads or default_threads()
         kwargs["n_threads"] = threads
         kwargs["n_threads_batch"] = threads
@@ -153,6 +159,12 @@ class Engine:
         finally:
             self._lock.release()
         return True
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache, so the next request starts cold (tests and benchmarks)."""
+        with self._lock:
+            if self._llm is not None:
+                self._llm.reset()
 
     def plan(self, request: CompletionRequest) -> Plan:
         if self._builder is None:
@@ -204,12 +216,13 @@ class Engine:
             raise ContextOverflowError(len(tokens), n_ctx, request.max_tokens)
         budget = min(request.max_tokens, n_ctx - len(tokens))
         grammar = self._grammar(plan.schema) if plan.schema is not None else None
-        if request.seed is not None:
-            # Seeded output also depends on the KV cache (prefix reuse); start clean.
-            llm.set_seed(request.seed)
-            llm.reset()
+        llm.set_seed(request.seed if request.seed is not None else random.randrange(2**31))
+        if self.config.prefix_cache:
+            cached = _shared_prefix(llm, tokens)
         else:
-            llm.set_seed(random.randrange(2**31))
+            llm.reset()
+            cached = 0
+        loop = None if request.allow_repetition else RepetitionDetector()
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
@@ -246,6 +259,10 @@ class Engine:
                         if any(s in tail for s in plan.stop):
                             finish = "end_turn"
                             break
+                if loop is not None and loop.push(int(token)):
+                    # A degenerate loop would only run on to max_tokens: end it here.
+                    finish = "repetition"
+                    break
                 if n_out >= budget:
                     finish = "max_tokens"
                     break
@@ -262,7 +279,7 @@ class Engine:
             pieces.append(rest)
             if on_delta is not None:
                 on_delta(rest)
-        usage = Usage(input_tokens=len(tokens), output_tokens=n_out)
+        usage = Usage(input_tokens=len(tokens), output_tokens=n_out, cached_input_tokens=cached)
         text = "".join(pieces)
         content, calls = self._interpret(plan, text)
         stop: StopReason = finish
@@ -341,6 +358,21 @@ class Engine:
         else:
             self._grammars.move_to_end(key)
         return grammar
+
+
+def _shared_prefix(llm: Any, tokens: list[int]) -> int:
+    """How many leading prompt tokens the KV cache already holds (what `generate` skips).
+
+    Mirrors `Llama.generate`'s own prefix match, which keeps the cache up to the longest
+    common prefix (one token less when the whole prompt matches, to refresh the logits).
+    """
+    held = llm.input_ids[: llm.n_tokens]
+    n = 0
+    for a, b in zip(held, tokens, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n - 1 if n == len(tokens) and n > 0 else n
 
 
 def _free_sampler(llm: Any) -> None:

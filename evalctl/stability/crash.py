@@ -85,6 +85,8 @@ LONG_REQUEST = CompletionRequest(
     json_schema=UNENDING_SCHEMA,
     max_tokens=512,
     tag="crash-test/long",
+    # A looping story must still be generating when the daemon is killed.
+    allow_repetition=True,
 )
 
 

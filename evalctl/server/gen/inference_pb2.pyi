@@ -22,6 +22,7 @@ class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STOP_REASON_TOOL_USE: _ClassVar[StopReason]
     STOP_REASON_MAX_TOKENS: _ClassVar[StopReason]
     STOP_REASON_TIMEOUT: _ClassVar[StopReason]
+    STOP_REASON_REPETITION: _ClassVar[StopReason]
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -32,6 +33,7 @@ STOP_REASON_END_TURN: StopReason
 STOP_REASON_TOOL_USE: StopReason
 STOP_REASON_MAX_TOKENS: StopReason
 STOP_REASON_TIMEOUT: StopReason
+STOP_REASON_REPETITION: StopReason
 
 class ToolDef(_message.Message):
     __slots__ = ("name", "description", "parameters_json")
@@ -70,7 +72,7 @@ class Message(_message.Message):
     def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("messages", "tools", "tool_choice", "json_schema", "temperature", "max_tokens", "seed", "timeout_s", "tag")
+    __slots__ = ("messages", "tools", "tool_choice", "json_schema", "temperature", "max_tokens", "seed", "timeout_s", "tag", "allow_repetition")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +82,7 @@ class CompleteRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     TAG_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_REPETITION_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     tools: _containers.RepeatedCompositeFieldContainer[ToolDef]
     tool_choice: str
@@ -89,15 +92,18 @@ class CompleteRequest(_message.Message):
     seed: int
     timeout_s: float
     tag: str
-    def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolDef, _Mapping]]] = ..., tool_choice: _Optional[str] = ..., json_schema: _Optional[str] = ..., temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., timeout_s: _Optional[float] = ..., tag: _Optional[str] = ...) -> None: ...
+    allow_repetition: bool
+    def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolDef, _Mapping]]] = ..., tool_choice: _Optional[str] = ..., json_schema: _Optional[str] = ..., temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., timeout_s: _Optional[float] = ..., tag: _Optional[str] = ..., allow_repetition: _Optional[bool] = ...) -> None: ...
 
 class Usage(_message.Message):
-    __slots__ = ("input_tokens", "output_tokens")
+    __slots__ = ("input_tokens", "output_tokens", "cached_input_tokens")
     INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     input_tokens: int
     output_tokens: int
-    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ...) -> None: ...
+    cached_input_tokens: int
+    def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Timings(_message.Message):
     __slots__ = ("ttft_ms", "total_ms", "tokens_per_s", "queue_ms")

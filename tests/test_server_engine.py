@@ -180,8 +180,8 @@ def test_prefix_reuse_keeps_seeded_output_identical(engine: Engine) -> None:
 
 
 def test_a_degenerate_loop_stops_with_repetition(engine: Engine) -> None:
-    # The grammar forces one item written 200 times (over 600 tokens, more than max_tokens), so the model cannot
-    # leave the loop; the engine must end it long before max_tokens.
+    # The grammar forces one item written 200 times (over 600 tokens, more than max_tokens),
+    # so the model cannot leave the loop; the engine must end it before max_tokens.
     schema = {
         "type": "array",
         "items": {"type": "string", "enum": ["tar.gz"]},

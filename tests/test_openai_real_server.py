@@ -149,11 +149,11 @@ def test_a_tool_using_suite_round_trips_tool_results(
     echo_suite: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from evalctl.scoring import kinds
+    from evalctl.plugin_loader import registry
 
-    monkeypatch.setitem(kinds.KINDS, "echo", "tests.test_openai_real_server:FORCED_ECHO")
+    registry().add_kind("forced-echo", FORCED_ECHO)
+    echo_suite.write_text(echo_suite.read_text().replace('kind = "echo"', 'kind = "forced-echo"'))
     out = tmp_path / "out"
     args = ["run", "--provider", "openai", "--cases", str(echo_suite), "--out", str(out)]
     result = run_cli(capsys, *args, "--no-progress")

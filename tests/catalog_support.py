@@ -17,7 +17,7 @@ from evalctl.tools.base import ToolContext, ToolSpy
 REPO = Path(__file__).resolve().parent.parent
 CASES_DIR = REPO / "cases"
 FIXTURES = CASES_DIR / "fixtures"
-CHECKS = ["tool_selection", "filters", "min_results", "grounding"]
+CHECKS = ["tool_selection", "filters", "min_results", "grounding", "format"]
 
 
 def settings_for(home: Path, **overrides: Any) -> Settings:

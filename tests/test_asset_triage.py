@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import typing
 
 import pytest
@@ -99,3 +100,31 @@ def test_an_asset_missing_from_its_fixture_is_a_suite_error() -> None:
     )
     with pytest.raises(BadInputError, match="not in release fixture 'k3d'"):
         KIND.build_prompt(suite(TRIAGE_SUITE).table, case, context(case))
+
+
+# Spellings of each OS the prompt names ("os: linux; darwin (also macOS, macos, apple-darwin);
+# windows; freebsd; none if not named").
+_OS_WORDS = {"linux", "darwin", "macos", "apple", "windows", "freebsd"}
+_BELONGS_TO = (".sig", ".pem", ".sha256", ".sbom.json")
+
+
+def test_labels_follow_the_prompts_os_rule() -> None:
+    """An asset whose name names no OS is labelled os = "none" (the prompt's own rule), except
+    the files the prompt says are described by the file they belong to."""
+    wrong = []
+    for case in suite(TRIAGE_SUITE).cases:
+        assert isinstance(case.input, TriageInput) and isinstance(case.expected, TriageExpected)
+        name = case.input.asset
+        if name.endswith(_BELONGS_TO):
+            continue
+        named = bool(_OS_WORDS & set(re.split(r"[^a-z0-9]+", name.lower())))
+        if not named and case.expected.os != "none":
+            wrong.append((case.id, case.expected.os))
+    assert wrong == []
+
+
+def test_an_attestation_is_labelled_as_itself() -> None:
+    # The "file it belongs to" rule does not cover .intoto.jsonl: its format is its own.
+    case = triage_case("tflint-intoto")
+    assert isinstance(case.expected, TriageExpected)
+    assert (case.expected.os, case.expected.format) == ("linux", "none")

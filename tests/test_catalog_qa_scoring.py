@@ -14,8 +14,9 @@ from evalctl.cases.schema import Case
 from evalctl.errors import BadInputError
 from evalctl.plugin_loader import get_kind
 from evalctl.results.models import CheckResult
+from evalctl.scoring.grounding import Names
 from evalctl.scoring.kinds import Transcript
-from evalctl.suites.sommelier.answer import match_name, recommendations, says_no_match
+from evalctl.suites.sommelier.answer import generic_terms, recommendations, says_no_match
 from evalctl.suites.sommelier.catalog_db import load_wines
 from evalctl.suites.sommelier.kind import KIND, CatalogQaExpected
 from tests.catalog_support import FIXTURES, converse, make_case, make_ctx
@@ -44,13 +45,13 @@ def score(
 
 
 def failed(results: dict[str, CheckResult]) -> set[str]:
-    return {name for name, check in results.items() if not check.passed}
+    return {name for name, check in results.items() if check.failed}
 
 
 def test_kind_is_registered() -> None:
     kind = get_kind("catalog-qa")
     assert kind is not None and kind.name == KIND.name
-    assert kind.check_names == ("tool_selection", "filters", "min_results", "grounding")
+    assert kind.check_names == ("tool_selection", "filters", "min_results", "grounding", "format")
 
 
 # --- a fully correct conversation ------------------------------------------------------------
@@ -67,7 +68,7 @@ def test_correct_search_and_grounded_answer_pass_every_check(evalctl_home: Path)
     assert results["filters"].actual == {"color": "red", "country": "Italy", "limit": 5}
     assert results["min_results"].actual == 5
     grounding = results["grounding"].actual
-    assert [r["catalog"] for r in grounding["recommended"]] == [
+    assert [r["returned"] for r in grounding["named"]] == [
         "Tignanello",
         "Castello di Ama Chianti Classico",
         "Vietti Barolo Castiglione",
@@ -84,8 +85,9 @@ def test_a_hallucinated_wine_fails_grounding_and_is_quoted(evalctl_home: Path) -
     )
     assert failed(results) == {"grounding"}
     message = results["grounding"].message
-    assert "hallucination" in message and "'[WINE: Sassicaia 2019]'" in message
-    assert "Tignanello" not in message  # only the offending text is reported
+    assert message == (
+        "hallucination: '[WINE: Sassicaia 2019]' matches no wine a tool call returned"
+    )  # only the offending text is reported
 
 
 def test_an_answer_without_any_tool_call_is_still_checked_against_the_catalog(
@@ -96,19 +98,38 @@ def test_an_answer_without_any_tool_call_is_still_checked_against_the_catalog(
     assert results["tool_selection"].message == (
         "no tool was called: the answer cannot come from the catalog"
     )
-    assert "'[WINE: Opus One]'" in results["grounding"].message
-    assert results["grounding"].actual["recommended"][1]["catalog"] == "Tignanello"
+    message = results["grounding"].message
+    assert "'[WINE: Opus One]' matches no wine a tool call returned" in message
+    # A real catalog wine still counts only if a tool call of this case returned it.
+    assert "'[WINE: Tignanello]' is in the catalog ('Tignanello') but no successful" in message
+    assert results["grounding"].actual["named"][1]["returned"] is None
 
 
-def test_an_answer_outside_the_format_cannot_pass_grounding(evalctl_home: Path) -> None:
+def test_a_grounded_answer_in_prose_fails_only_the_format(evalctl_home: Path) -> None:
     results = score(
         evalctl_home,
         ITALIAN_RED,
         [("search_wines", {"color": "red", "country": "Italy"})],
-        "Try the Tignanello or a nice Brunello di Montalcino.",
+        "Try the Tignanello, it is a classic.",
     )
-    assert failed(results) == {"grounding"}
-    assert "recommends no wine in the [WINE: name] format" in results["grounding"].message
+    assert failed(results) == {"format"}
+    assert results["grounding"].message == (
+        "1 wine(s) named, each returned by a tool call in this case"
+    )
+    assert "not in the documented format" in results["format"].message
+
+
+def test_an_answer_that_names_nothing_fails_grounding_with_the_reason(evalctl_home: Path) -> None:
+    results = score(
+        evalctl_home,
+        ITALIAN_RED,
+        [("search_wines", {"color": "red", "country": "Italy"})],
+        "We have lovely Italian reds, come and taste them.",
+    )
+    assert failed(results) == {"grounding", "format"}
+    assert results["grounding"].message == (
+        "the answer names no wine although the catalog has wines for this request"
+    )
 
 
 # --- a wrong filter --------------------------------------------------------------------------
@@ -130,7 +151,8 @@ def test_a_missing_filter_is_named(evalctl_home: Path) -> None:
     results = score(
         evalctl_home, ITALIAN_RED, [("search_wines", {"color": "red"})], GOOD_ITALIAN_ANSWER
     )
-    assert failed(results) == {"filters"}
+    # The five cheapest reds are not these Italians: naming them is not grounded either.
+    assert failed(results) == {"filters", "grounding"}
     assert "country: missing (expected 'Italy')" in results["filters"].message
 
 
@@ -168,7 +190,8 @@ def test_grape_and_region_match_by_containment_like_the_tool(evalctl_home: Path)
     answer = "[WINE: Stag's Leap Artemis Cabernet Sauvignon]"
     assert failed(score(evalctl_home, expected, calls, answer)) == set()
     other = score(evalctl_home, expected, [("search_wines", {"grape": "Merlot"})], answer, 1)
-    assert failed(other) == {"filters"}
+    # The Merlot search did not return that Cabernet, so the answer is not grounded either.
+    assert failed(other) == {"filters", "grounding"}
 
 
 # --- a wrong tool ----------------------------------------------------------------------------
@@ -230,7 +253,7 @@ def test_broadened_rows_do_not_count_as_results(evalctl_home: Path) -> None:
         evalctl_home,
         ITALIAN_RED,
         [("search_wines", {"color": "red", "country": "Italy", "max_price": 5})],
-        "[NO MATCH]\n[WINE: Yellow Tail Shiraz] is the closest.",
+        "[NO MATCH]\n[WINE: Tignanello] is the closest.",
     )
     assert failed(results) == {"min_results"}
     message = results["min_results"].message
@@ -245,11 +268,27 @@ def test_unavailable_request_answered_with_no_match_and_real_alternatives_passes
         evalctl_home,
         CHILE,
         [("search_wines", {"country": "чилийское", "grape": "Карменер"})],
-        "[NO MATCH] We have no Chilean wine.\nClosest: [WINE: Catena Malbec] from Argentina.",
+        "[NO MATCH] We have no Chilean wine.\nClosest: [WINE: Yellow Tail Shiraz] from Australia.",
         min_results=0,
     )
     assert failed(results) == set()
-    assert results["grounding"].message.endswith("the answer says [NO MATCH]")
+    assert results["format"].message == "the answer says [NO MATCH]"
+    # Nothing to count for a request the catalog cannot satisfy: n/a, not a free pass.
+    assert results["min_results"].status == "n/a"
+    assert "no rows required" in results["min_results"].message
+
+
+def test_unavailable_request_answered_without_naming_a_wine_has_na_grounding(
+    evalctl_home: Path,
+) -> None:
+    results = score(
+        evalctl_home, CHILE, [("search_wines", {"country": "Chile"})], "[NO MATCH]", min_results=0
+    )
+    assert failed(results) == set()
+    assert results["grounding"].status == "n/a"
+    assert results["grounding"].message == (
+        "the answer names no wine, and the catalog has none for this request"
+    )
 
 
 def test_broadened_alternatives_presented_as_matches_fail_grounding(evalctl_home: Path) -> None:
@@ -257,12 +296,12 @@ def test_broadened_alternatives_presented_as_matches_fail_grounding(evalctl_home
         evalctl_home,
         CHILE,
         [("search_wines", {"country": "Chile"})],
-        "Sure! Try [WINE: Catena Malbec].",
+        "Sure! Try [WINE: Yellow Tail Shiraz].",
         min_results=0,
     )
-    assert failed(results) == {"grounding"}
+    assert failed(results) == {"format"}
     assert "does not say [NO MATCH]; it presents 1 wine(s) as if they matched" in (
-        results["grounding"].message
+        results["format"].message
     )
 
 
@@ -277,7 +316,7 @@ def test_an_invented_wine_for_an_unavailable_request_is_a_hallucination(
         min_results=0,
     )
     assert failed(results) == {"grounding"}
-    assert "'[WINE: Montes Alpha Carmenère]' matches no catalog wine" in (
+    assert "'[WINE: Montes Alpha Carmenère]' matches no wine a tool call returned" in (
         results["grounding"].message
     )
 
@@ -285,9 +324,10 @@ def test_an_invented_wine_for_an_unavailable_request_is_a_hallucination(
 # --- answer parsing ----------------------------------------------------------------------------
 
 
-def names() -> tuple[str, ...]:
+def names() -> Names:
     wines, _ = load_wines(FIXTURES / "wines.json")
-    return tuple(w.name for w in wines)
+    producers = {w.name: w.producer for w in wines}
+    return Names([w.name for w in wines], generic=generic_terms(tuple(wines)), extras=producers)
 
 
 @pytest.mark.parametrize(
@@ -298,25 +338,39 @@ def names() -> tuple[str, ...]:
         ("\\[WINE: Tignanello\\]", "Tignanello"),
         ("[wine: «Tignanello»]", "Tignanello"),
         ("[WINE: Antinori Tignanello 2019]", "Tignanello"),  # producer and vintage added
+        ("[WINE: Fake Estate Tignanello Reserve]", None),  # other added words: another name
+        ("[WINE: Nero d'Avola Planeta]", "Planeta Nero d'Avola"),  # reordered
+        ("[WINE: Planeta Nero d\u2019Avola]", "Planeta Nero d'Avola"),  # typographic apostrophe
+        ("[WINE: Castello Ama Chianti Classico]", "Castello di Ama Chianti Classico"),
+        ("[WINE: Port]", None),  # generic: a style, not a wine
+        ("[WINE: Barolo]", None),
+        ("[WINE: Brut]", None),
         ("[WINE: Chateau Cantenac-Brown Margaux]", "Château Cantenac Brown Margaux"),
         ("[WINE: Taylor\u2019s 20 Year Old Tawny Port]", "Taylor's 20 Year Old Tawny Port"),
         ("[WINE: Kindzmarauli]", "Tbilvino Kindzmarauli"),  # shortened name
         ("[WINE: [Catena Malbec](https://example.com)]", "Catena Malbec"),
         ("[WINE: _Cloudy Bay Sauvignon Blanc_ —]", "Cloudy Bay Sauvignon Blanc"),
         ("[WINE: Opus One]", None),
-        ("[WINE: Red]", None),  # too short to stand for a wine
+        ("[WINE: Red]", None),  # a colour, not a wine
         ("[WINE: Тиньянелло]", None),  # transliterated: the format asks for the catalog name
     ],
 )
 def test_recommendations_are_matched_to_catalog_names(text: str, catalog: str | None) -> None:
-    recs = recommendations(f"Intro.\n{text} because.", names())
+    recs = recommendations(f"Intro.\n{text} because.")
     assert len(recs) == 1
-    assert recs[0].catalog_name == catalog
+    assert names().lookup(recs[0].name) == catalog
 
 
 def test_a_partial_word_is_not_a_match() -> None:
-    assert match_name("Tigna", names()) is None  # substrings count on word boundaries only
-    assert match_name("Port", names()) == "Taylor's 20 Year Old Tawny Port"
+    assert names().lookup("Tigna") is None  # whole words only
+    assert names().lookup("Tawny Port") is None  # generic words name no wine
+    assert names().lookup("Taylor 20 Year Old Tawny Port") == "Taylor's 20 Year Old Tawny Port"
+
+
+def test_wines_named_in_prose_are_found_by_their_distinctive_words() -> None:
+    text = "For under $20 I would pick the Planeta Nero d'Avola, or Whispering Angel."
+    assert names().named_in(text) == ["Whispering Angel", "Planeta Nero d'Avola"]
+    assert names().named_in("A fruity red from Sicily, or a Port.") == []
 
 
 @pytest.mark.parametrize("text", ["[NO MATCH]", "**[no match]**", "[NO_MATCH]", "[ No-Match ]"])

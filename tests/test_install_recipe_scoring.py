@@ -186,3 +186,33 @@ def test_prompt_gives_repo_tag_assets_and_how_to_submit() -> None:
     assert "extract_pattern" in prompt
     shape = KIND.request_shape(None, case)  # type: ignore[arg-type]
     assert shape.terminal_tool == "extract_pattern" and shape.tool_choice == "required"
+
+
+def test_strip_prefix_accepts_every_allowed_spelling_of_the_platform() -> None:
+    # The ground truth allows two spellings of linux; a recipe using the second one resolves
+    # its templated prefix with it. The mapping checks accept that spelling, so the prefix
+    # check must too (it used to resolve the expectation with the first spelling only).
+    from evalctl.suites.release_assets.kind import RecipeExpected, _strip_prefix_check
+
+    truth = RecipeExpected(
+        action="github_archive",
+        format="tar.gz",
+        asset_pattern="tool-{version}-{os}-{arch}.tar.gz",
+        os_mapping={"linux": ["linux-musl", "linux"]},
+        arch_mapping={"amd64": "x86_64"},
+        executable="tool",
+        assets={"linux/amd64": "tool-1.0.0-linux-x86_64.tar.gz"},
+        strip_prefix="tool-{version}-{os}-{arch}/",
+    )
+    recipe_args = {"strip_prefix": "tool-{version}-{os}-{arch}/"}
+    second = {"linux/amd64": {"strip_prefix": "tool-1.0.0-linux-x86_64/"}}
+    first = {"linux/amd64": {"strip_prefix": "tool-1.0.0-linux-musl-x86_64/"}}
+    wrong = {"linux/amd64": {"strip_prefix": "tool-1.0.0-x86_64/"}}
+    assert _strip_prefix_check(truth, recipe_args, second, "v1.0.0").passed
+    assert _strip_prefix_check(truth, recipe_args, first, "v1.0.0").passed
+    result = _strip_prefix_check(truth, recipe_args, wrong, "v1.0.0")
+    assert not result.passed
+    assert result.message == (
+        "linux/amd64: expected 'tool-1.0.0-linux-musl-x86_64/' or 'tool-1.0.0-linux-x86_64/', "
+        "got 'tool-1.0.0-x86_64/'"
+    )

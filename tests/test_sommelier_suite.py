@@ -193,17 +193,58 @@ def test_scripted_faults_fail_the_right_checks(
     result = by_id(run_suite(tmp_path, script, settings_for(evalctl_home)))
 
     def failing(case_id: str) -> dict[str, str]:
-        return {c.name: c.message for c in result[case_id].checks if not c.passed}
+        return {c.name: c.message for c in result[case_id].checks if c.failed}
 
     assert failing("en-pinot-noir").keys() == {"grounding"}
     assert "Romanée-Conti" in failing("en-pinot-noir")["grounding"]
-    assert failing("ru-tuscany").keys() == {"filters"}
+    # Piedmont's rows are not the Tuscan wines the answer names: not grounded either.
+    assert failing("ru-tuscany").keys() == {"filters", "grounding"}
     assert "region: expected 'Tuscany', got 'Piedmont'" in failing("ru-tuscany")["filters"]
     assert {"tool_selection", "filters", "min_results"} <= failing("en-bold-for-steak").keys()
     assert failing("en-red-under-20").keys() == {"filters", "min_results"}
     assert "broadened" in failing("en-red-under-20")["min_results"]
-    assert failing("en-rose-under-10").keys() == {"grounding"}
+    # A returned wine offered as if it matched: grounded, but not the [NO MATCH] format.
+    assert failing("en-rose-under-10").keys() == {"format"}
     assert result["en-italian-red"].status == "pass"
+
+
+PROBES = [
+    # (the answer, grounding passes?, format passes?)
+    ("For under $20 I would pick the Planeta Nero d'Avola", True, False),
+    ("[WINE: Fake Estate Tignanello Reserve] a bargain.", False, True),
+    ("[WINE: Tignanello] a classic.", False, True),
+]
+
+
+@pytest.mark.parametrize(("answer", "grounded", "formatted"), PROBES)
+def test_grounding_probes_on_en_red_under_20(
+    tmp_path: Path, evalctl_home: Path, answer: str, grounded: bool, formatted: bool
+) -> None:
+    # The search the case expects (red, at most $20) returns five wines, the Planeta among
+    # them; Tignanello is in the catalog at $130 but this search does not return it.
+    script = {
+        "model": "probe",
+        "cases": {
+            "sommelier/en-red-under-20": [
+                {
+                    "tool_calls": [
+                        {"name": "search_wines", "arguments": {"color": "red", "max_price": 20}}
+                    ]
+                },
+                {"content": answer},
+            ]
+        },
+    }
+    result = run_suite(tmp_path, script, settings_for(evalctl_home), case_glob="en-red-under-20")
+    (case,) = result.cases
+    checks = {c.name: c for c in case.checks}
+    assert "Planeta Nero d'Avola" in case.tool_calls[0].data["rows"]
+    assert "Tignanello" not in case.tool_calls[0].data["rows"]
+    assert checks["grounding"].passed is grounded, checks["grounding"].message
+    assert checks["format"].passed is formatted, checks["format"].message
+    assert checks["tool_selection"].passed and checks["filters"].passed
+    if not grounded:
+        assert "Tignanello" in checks["grounding"].message
 
 
 class NoToolsProvider:

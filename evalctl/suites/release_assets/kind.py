@@ -248,6 +248,11 @@ def _assets_check(truth: RecipeExpected, targets: dict[str, dict[str, str]]) -> 
     )
 
 
+def _spellings(mapping: MappingTruth, key: str) -> list[str]:
+    value = mapping[key]
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _strip_prefix_check(
     truth: RecipeExpected,
     recipe: dict[str, Any],
@@ -265,17 +270,18 @@ def _strip_prefix_check(
     wrong = []
     for plat in resolved:
         os_key, arch_key = plat.split("/")
-        want = normalize_prefix(
-            expand(
-                expected,
-                tag,
-                truth.first(truth.os_mapping, os_key),
-                truth.first(truth.arch_mapping, arch_key),
-            )
-        )
+        # Every allowed spelling of the platform resolves to an allowed prefix: a recipe that
+        # maps darwin to the ground truth's second spelling must not fail here for not using
+        # the first (the mapping checks accept either, so this one must too).
+        allowed = {
+            normalize_prefix(expand(expected, tag, os_value, arch_value))
+            for os_value in _spellings(truth.os_mapping, os_key)
+            for arch_value in _spellings(truth.arch_mapping, arch_key)
+        }
         got = targets[plat].get("strip_prefix")
-        if got != want:
-            wrong.append(f"{plat}: expected {want!r}, got {got!r}")
+        if got not in allowed:
+            want = " or ".join(repr(a) for a in sorted(a for a in allowed if a is not None))
+            wrong.append(f"{plat}: expected {want}, got {got!r}")
     return CheckResult(
         name="strip_prefix",
         passed=not wrong,

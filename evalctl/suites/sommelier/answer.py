@@ -1,9 +1,9 @@
-"""Read a sommelier answer in the documented format and match its wines against the catalog.
+"""Read a sommelier answer: its `[WINE: name]` and `[NO MATCH]` markers, its prose, and the
+catalog it is checked against (names, producers, the generic vocabulary).
 
 The format (docs/sommelier.md): each recommended wine on its own line as
 `[WINE: <catalog name>] why ...`, and `[NO MATCH]` when the catalog has nothing that fits the
-request. Only marked wines can be checked; free prose is not parsed, which is why the
-grounding check also insists that an answerable request gets at least one marked wine.
+request. Matching names is evalctl.scoring.grounding's job.
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from evalctl.suites.sommelier.catalog_db import CatalogDb, CatalogError, load_wines
-from evalctl.suites.sommelier.catalog_words import word_key
+from evalctl.suites.sommelier.catalog_db import CatalogDb, CatalogError, Wine, load_wines
 
 _WINE_MARK = re.compile(r"\[\s*WINE\s*:\s*([^\]\n]*?)\s*\]", re.IGNORECASE)
 _NO_MATCH = re.compile(r"\[\s*NO[\s_-]*MATCH\s*\]", re.IGNORECASE)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-# A shortened name must still say something: "[WINE: Port]" yes, "[WINE: a]" no.
-MIN_PARTIAL_KEY = 4
 
 
 def strip_markdown(text: str) -> str:
@@ -33,7 +30,6 @@ def strip_markdown(text: str) -> str:
 class Recommendation:
     text: str  # the marker as written (after markdown stripping), quoted in reports
     name: str  # the name inside the marker
-    catalog_name: str | None  # the catalog wine it matched, None: not in the catalog
 
 
 # Quotes, brackets and dashes around a name ("«Tignanello»", "Tignanello —") are not part of it.
@@ -45,33 +41,18 @@ def _clean_name(raw: str) -> str:
     return name.strip(_NAME_EDGES)
 
 
-def match_name(name: str, catalog: tuple[str, ...]) -> str | None:
-    """The catalog wine `name` refers to: case-, accent- and punctuation-insensitive, with
-    either one containing the other on word boundaries (the answer may add a producer or
-    vintage, or shorten the name). An exact match wins over a partial one."""
-    key = word_key(name)
-    if not key:
-        return None
-    padded = f" {key} "
-    partial: str | None = None
-    for candidate in catalog:
-        ckey = word_key(candidate)
-        if ckey == key:
-            return candidate
-        if partial is None and (
-            f" {ckey} " in padded or (len(key) >= MIN_PARTIAL_KEY and padded in f" {ckey} ")
-        ):
-            partial = candidate
-    return partial
-
-
-def recommendations(answer: str, catalog: tuple[str, ...]) -> list[Recommendation]:
+def recommendations(answer: str) -> list[Recommendation]:
+    """The `[WINE: name]` markers of an answer, in order."""
     plain = strip_markdown(answer)
-    out = []
-    for mark in _WINE_MARK.finditer(plain):
-        name = _clean_name(mark.group(1))
-        out.append(Recommendation(mark.group(0), name, match_name(name, catalog)))
-    return out
+    return [
+        Recommendation(mark.group(0), _clean_name(mark.group(1)))
+        for mark in _WINE_MARK.finditer(plain)
+    ]
+
+
+def without_markers(answer: str) -> str:
+    """The answer's prose: markers removed, so a marked name is not also read as prose."""
+    return _NO_MATCH.sub(" ", _WINE_MARK.sub(" ", strip_markdown(answer)))
 
 
 def says_no_match(answer: str) -> bool:
@@ -86,24 +67,120 @@ CHECKOUT_SOURCE = Path(__file__).resolve().parents[3] / "cases" / "fixtures" / "
 
 
 @lru_cache(maxsize=8)
-def _names_in_db(path: str, mtime_ns: int) -> tuple[str, ...]:
-    return CatalogDb(Path(path)).names
+def _wines_in_db(path: str, mtime_ns: int) -> tuple[Wine, ...]:
+    db = CatalogDb(Path(path))
+    rows, _ = db.filter([], max(1, db.count()))
+    return tuple(r.wine for r in rows)
 
 
 @lru_cache(maxsize=8)
-def _names_in_json(path: str, mtime_ns: int) -> tuple[str, ...]:
+def _wines_in_json(path: str, mtime_ns: int) -> tuple[Wine, ...]:
     wines, _ = load_wines(Path(path))
-    return tuple(w.name for w in wines)
+    return tuple(wines)
 
 
-def catalog_names(db_paths: list[str], suite_source: Path | None = None) -> tuple[str, ...]:
-    """Names of the catalog the tools searched (first recorded database), else those of the
-    suite's catalog JSON (`suite_source`); scored outside a run, this checkout's."""
+def catalog_wines(db_paths: list[str], suite_source: Path | None = None) -> tuple[Wine, ...]:
+    """The catalog the tools searched (first recorded database), else the suite's catalog
+    JSON (`suite_source`); scored outside a run, this checkout's."""
     for raw in db_paths:
         path = Path(raw)
         if path.is_file():
-            return _names_in_db(str(path), path.stat().st_mtime_ns)
+            return _wines_in_db(str(path), path.stat().st_mtime_ns)
     source = suite_source or CHECKOUT_SOURCE
     if source.is_file():
-        return _names_in_json(str(source), source.stat().st_mtime_ns)
+        return _wines_in_json(str(source), source.stat().st_mtime_ns)
     raise CatalogError(f"cannot find the wine catalog {source} to check the answer against")
+
+
+# Words that name a kind of wine, not one wine: styles, classifications and appellations a
+# catalog name may contain ("Taylor's 20 Year Old Tawny Port", "Vietti Barolo Castiglione").
+# With the catalog's own grapes, regions, countries and colours they make the generic
+# vocabulary: "[WINE: Port]" or "[WINE: Barolo]" names no wine.
+STYLE_TERMS = [
+    "wine",
+    "red",
+    "white",
+    "rose",
+    "rosado",
+    "rosato",
+    "sparkling",
+    "still",
+    "dessert",
+    "fortified",
+    "orange",
+    "brut",
+    "extra",
+    "sec",
+    "demi",
+    "doux",
+    "dry",
+    "sweet",
+    "off",
+    "semi",
+    "amabile",
+    "reserve",
+    "reserva",
+    "riserva",
+    "gran",
+    "crianza",
+    "classico",
+    "superiore",
+    "kabinett",
+    "spatlese",
+    "auslese",
+    "grand",
+    "cru",
+    "premier",
+    "village",
+    "villages",
+    "port",
+    "tawny",
+    "ruby",
+    "vintage",
+    "madeira",
+    "sherry",
+    "fino",
+    "champagne",
+    "prosecco",
+    "cava",
+    "cremant",
+    "lambrusco",
+    "moscato",
+    "asti",
+    "barolo",
+    "barbaresco",
+    "chianti",
+    "amarone",
+    "valpolicella",
+    "rioja",
+    "sauternes",
+    "chablis",
+    "beaujolais",
+    "sancerre",
+    "vouvray",
+    "margaux",
+    "tokaji",
+    "aszu",
+    "puttonyos",
+    "vinho",
+    "verde",
+    "tinto",
+    "rouge",
+    "blanc",
+    "bianco",
+    "rosso",
+    "old",
+    "vine",
+    "vines",
+    "year",
+    "years",
+    "estate",
+]
+
+
+def generic_terms(wines: tuple[Wine, ...]) -> list[str]:
+    terms = list(STYLE_TERMS)
+    for wine in wines:
+        terms += [wine.country, wine.region, wine.color, wine.sweetness]
+        terms += [g for g in wine.grape.split(",") if g.strip()]
+    return terms

@@ -393,12 +393,20 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(out))[:MAX_QUERY_TERMS]
 
 
+# A prefix shorter than this says nothing: "li" would cover "light", "lime" and "lively".
+MIN_PREFIX_STEM = 4
+
+
 def terms_overlap(expected: Iterable[str], actual: Iterable[str]) -> list[str]:
-    """Expected terms the actual query covers (same stem, or one stem prefixes the other)."""
+    """Expected terms the actual query covers: the same stem, or one stem prefixing the other
+    when the shorter has at least MIN_PREFIX_STEM letters ("spic" covers "spicy")."""
     actual_stems = [stem(fold(a)) for a in actual]
     hits = []
     for term in expected:
         s = stem(fold(term))
-        if any(a.startswith(s) or s.startswith(a) for a in actual_stems):
-            hits.append(term)
+        for a in actual_stems:
+            shorter = min(a, s, key=len)
+            if a == s or (len(shorter) >= MIN_PREFIX_STEM and (a.startswith(s) or s.startswith(a))):
+                hits.append(term)
+                break
     return hits

@@ -7,9 +7,14 @@ Checks, all judged on what the tool spy recorded as executed (not on what the mo
   value after normalisation (search_wines), or a query sharing at least one expected term
   (semantic_search).
 - `min_results`: a call of that tool returned at least `min_results` wines that match the
-  request; rows from a broadened search do not count, they match a different request.
-- `grounding`: every `[WINE: ...]` in the final answer is a catalog wine; an answerable
-  request gets at least one; a request the catalog cannot satisfy is answered `[NO MATCH]`.
+  request; rows from a broadened search do not count, they match a different request. `n/a`
+  for a request the catalog cannot satisfy (nothing to count).
+- `grounding`: every wine the final answer names, marked `[WINE: ...]` or in prose, is one a
+  successful tool call returned during this case (matched on whole normalised names, see
+  evalctl.scoring.grounding); an answerable request names at least one. `n/a` when an
+  unanswerable request is answered without naming any wine.
+- `format`: the documented answer format: `[WINE: name]` markers for an answerable request,
+  `[NO MATCH]` for one the catalog cannot satisfy.
 """
 
 from __future__ import annotations
@@ -21,9 +26,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.errors import EvalctlError
-from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable
+from evalctl.scoring.grounding import Names
 from evalctl.scoring.kinds import RequestShape, Transcript
-from evalctl.suites.sommelier.answer import catalog_names, recommendations, says_no_match
+from evalctl.suites.sommelier.answer import (
+    catalog_wines,
+    generic_terms,
+    recommendations,
+    says_no_match,
+    without_markers,
+)
 from evalctl.suites.sommelier.catalog_words import grape_match_key, terms_overlap, word_key
 from evalctl.suites.sommelier.tools import (
     MAX_LIMIT,
@@ -218,12 +230,17 @@ def matching_rows(record: ToolCallRecord) -> int:
 
 
 def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    if expected.min_results == 0:
+        # Nothing to count: passing it would score a request with no tool call as a success.
+        return not_applicable(
+            "min_results",
+            "no rows required: the catalog has no wine for this request",
+            expected=0,
+        )
     calls = _successful(transcript, expected.tool)
     best = max((matching_rows(r) for r in calls), default=0)
     passed = best >= expected.min_results
-    if expected.min_results == 0:
-        message = "no rows required: the catalog has no wine for this request"
-    elif not calls:
+    if not calls:
         message = f"{expected.tool} never ran successfully"
     else:
         broadened = [r for r in calls if r.data.get("broadened")]
@@ -243,45 +260,112 @@ def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> Ch
 # --- grounding ------------------------------------------------------------------------------
 
 
+def returned_rows(transcript: Transcript) -> list[str]:
+    """Names of the wines successful tool calls returned during this case, in order."""
+    rows: list[str] = []
+    for record in transcript.tool_calls:
+        names = record.data.get("rows") if not record.is_error else None
+        if isinstance(names, list):
+            rows += [n for n in names if isinstance(n, str)]
+    return list(dict.fromkeys(rows))
+
+
 def check_grounding(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    """Every wine the answer names, marked or in prose, is one a successful tool call of this
+    case returned; an answerable request gets at least one (evalctl.scoring.grounding)."""
     answer = transcript.final_text
     recorded = [r.data.get("catalog_db") for r in transcript.tool_calls]
     databases = [db for db in recorded if isinstance(db, str)]
     try:
         ctx = transcript.context
-        names = catalog_names(databases, ctx.fixtures_dir / "wines.json" if ctx else None)
+        wines = catalog_wines(databases, ctx.fixtures_dir / "wines.json" if ctx else None)
     except EvalctlError as exc:
         return CheckResult(name="grounding", passed=False, message=str(exc))
-    recs = recommendations(answer, names)
-    no_match = says_no_match(answer)
-    problems = [
-        f"hallucination: {r.text!r} matches no catalog wine" for r in recs if not r.catalog_name
-    ]
-    if expected.available and not recs:
+    generic = generic_terms(wines)
+    producers = {w.name: w.producer for w in wines}
+    returned = Names(returned_rows(transcript), generic=generic, extras=producers)
+    catalog = Names([w.name for w in wines], generic=generic, extras=producers)
+
+    named: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for rec in recommendations(answer):
+        citation = returned.cite(rec.name, what="wine")
+        named.append({"text": rec.text, "returned": citation.name})
+        if citation.name is not None:
+            continue
+        in_catalog = catalog.lookup(rec.name)
+        if in_catalog is not None:
+            problems.append(
+                f"{rec.text!r} is in the catalog ({in_catalog!r}) but no successful tool call "
+                "returned it in this case"
+            )
+        elif catalog.is_generic(rec.name):
+            problems.append(f"{rec.text!r} is a generic term, not a wine")
+        else:
+            problems.append(f"hallucination: {rec.text!r} matches no wine a tool call returned")
+    marked = {n["returned"] for n in named}
+    for name in catalog.named_in(without_markers(answer)):
+        if name in marked:
+            continue
+        grounded = name in returned.names
+        named.append({"text": name, "returned": name if grounded else None, "prose": True})
+        if not grounded:
+            problems.append(
+                f"{name!r} (named in prose) is in the catalog but no successful tool call "
+                "returned it in this case"
+            )
+    grounded_count = sum(1 for n in named if n["returned"] is not None)
+    actual = {"named": named, "returned": len(returned)}
+    if not named:
+        if not expected.available:
+            return not_applicable(
+                "grounding",
+                "the answer names no wine, and the catalog has none for this request",
+                expected="only wines a tool call returned",
+            )
         problems.append(
-            "the answer recommends no wine in the [WINE: name] format although the catalog "
-            "has matches" + (" (it says [NO MATCH])" if no_match else "")
+            "the answer names no wine although the catalog has wines for this request"
+            + ("" if len(returned) else " (and no tool call returned any)")
         )
-    if not expected.available and not no_match:
-        problems.append(
-            "the catalog has no wine for this request but the answer does not say [NO MATCH]"
-            + (f"; it presents {len(recs)} wine(s) as if they matched" if recs else "")
-        )
-    actual = {
-        "recommended": [{"text": r.text, "catalog": r.catalog_name} for r in recs],
-        "no_match": no_match,
-    }
     if problems:
         message = "; ".join(problems)
     else:
-        message = f"{len(recs)} recommended wine(s), all in the catalog"
-        if not expected.available:
-            message += "; the answer says [NO MATCH]"
+        message = f"{grounded_count} wine(s) named, each returned by a tool call in this case"
+    want = "only wines a tool call returned" + (", one or more" if expected.available else "")
     return CheckResult(
-        name="grounding", passed=not problems,
-        expected="only catalog wines" + ("" if expected.available else ", and [NO MATCH]"),
-        actual=actual, message=message,
-    )  # fmt: skip
+        name="grounding", passed=not problems, expected=want, actual=actual, message=message
+    )
+
+
+# --- format ---------------------------------------------------------------------------------
+
+
+def check_format(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+    """The documented answer format (docs/sommelier.md): recommended wines as `[WINE: name]`
+    lines, `[NO MATCH]` when the catalog has nothing for the request. Apart from grounding:
+    a correct answer in prose is grounded and fails only this check."""
+    answer = transcript.final_text
+    recs = recommendations(answer)
+    no_match = says_no_match(answer)
+    actual = {"wine_markers": [r.text for r in recs], "no_match": no_match}
+    if expected.available:
+        passed = bool(recs)
+        want = "each recommended wine as [WINE: <name>]"
+        message = (
+            f"{len(recs)} [WINE: ...] marker(s)"
+            if passed
+            else "no [WINE: <name>] marker: the answer is not in the documented format"
+        )
+    else:
+        passed = no_match
+        want = "[NO MATCH], then any alternatives as [WINE: <name>]"
+        message = (
+            "the answer says [NO MATCH]"
+            if passed
+            else "the catalog has no wine for this request but the answer does not say [NO MATCH]"
+            + (f"; it presents {len(recs)} wine(s) as if they matched" if recs else "")
+        )
+    return CheckResult(name="format", passed=passed, expected=want, actual=actual, message=message)
 
 
 CHECKS: dict[str, Callable[[CatalogQaExpected, Transcript], CheckResult]] = {
@@ -289,6 +373,7 @@ CHECKS: dict[str, Callable[[CatalogQaExpected, Transcript], CheckResult]] = {
     "filters": check_filters,
     "min_results": check_min_results,
     "grounding": check_grounding,
+    "format": check_format,
 }
 
 

@@ -74,6 +74,19 @@ class GateSettings(BaseModel):
     config: list[str] = Field(default_factory=lambda: ["evalctl.toml", ".github/workflows/ci.yml"])
 
 
+class JudgeSettings(BaseModel):
+    """`[judge]`: the model that grades `judge` assertions when an assertion names none.
+    Without `provider`, the run's own provider judges (with `model`, if given, else the
+    run's model)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str | None = None
+    model: str | None = None
+    # One judgement's time budget, retries included.
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
 class Settings(BaseModel):
     # Top-level keys other than these are settings declared by plugins (`add_setting`);
     # `evalctl.plugin_loader.configure` checks each against its plugin's declaration, so
@@ -100,6 +113,7 @@ class Settings(BaseModel):
     # Model name (or name prefix) -> price; merged over evalctl.cost.DEFAULT_PRICES.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     gate: GateSettings = Field(default_factory=GateSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
     @property
     def config_file(self) -> Path | None:

@@ -123,6 +123,11 @@ def run(
         metavar="SECONDS",
         help="With --restart-per-case: pause between stopping one daemon and starting the next.",
     ),
+    judge_cache: bool = typer.Option(
+        True,
+        "--judge-cache/--no-judge-cache",
+        help="Reuse `judge` verdicts cached under EVALCTL_HOME (--no-judge-cache asks again).",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Run golden cases against a provider and write versioned results.
@@ -181,6 +186,7 @@ def run(
         )
         request.shard = shard_spec
     _restart_settings(request, resume, restart_per_case, cooldown)
+    request.judge_cache = judge_cache
     if request.provider == "all":
         _run_all_providers(
             request, as_json, exclusive=(resume, shard_spec, junit, markdown, restart_per_case)

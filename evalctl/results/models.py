@@ -19,8 +19,10 @@ RUN_SCHEMA_VERSION: Final = 2
 
 CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
 # `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
-# neither a pass nor a failure and is counted apart everywhere.
-CheckStatus = Literal["pass", "fail", "n/a"]
+# neither a pass nor a failure and is counted apart everywhere. `error`: the check could not
+# reach a verdict (a judge model that did not answer; why is in `message`); the case is then
+# `error`, unscored, like a case whose provider failed.
+CheckStatus = Literal["pass", "fail", "n/a", "error"]
 
 
 class _Strict(BaseModel):

@@ -30,6 +30,8 @@ class RunRequest:
     # with `cooldown_s` between stopping one and starting the next.
     restart_per_case: bool = False
     cooldown_s: float = 0.0
+    # Reuse judgements cached under EVALCTL_HOME (`--no-judge-cache` turns it off).
+    judge_cache: bool = True
 
 
 @dataclass

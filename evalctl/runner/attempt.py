@@ -195,6 +195,12 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
 
     checks = setup.kind.score(case, Transcript(messages, responses, spy.records, ctx))
     status = _status_of(checks)
+    # A check that could not reach a verdict (a judge that did not answer) leaves the case
+    # unscored: `error`, not `fail`, with the checks kept to show which one and why.
+    unjudged = [c for c in checks if c.status == "error"]
+    error = "; ".join(f"check {c.name!r}: {c.message}" for c in unjudged) or None
+    if unjudged:
+        status = "error"
     return AttemptOutcome(
         attempt=Attempt(
             status=status,
@@ -202,6 +208,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             turns=len(responses),
             usage=usage,
             stop_reasons=[r.stop_reason for r in responses],
+            error=redact(error) if error else None,
         ),
         checks=checks,
         tool_calls=spy.records,

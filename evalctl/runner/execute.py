@@ -18,6 +18,8 @@ from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
+from evalctl.judge.cache import JudgeCache
+from evalctl.judge.service import JUDGE_RESOURCE, Judge
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, get_tools
 from evalctl.providers.base import Provider, provider_run_settings
@@ -76,11 +78,14 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _setups(suites: list[Suite], settings: Settings, request: RunRequest) -> list[CaseSetup]:
+def _setups(
+    suites: list[Suite], settings: Settings, request: RunRequest, judge: Judge
+) -> list[CaseSetup]:
     setups = []
     for suite in suites:
-        # Shared by the suite's cases: resources are opened once per suite and run.
-        resources: dict[str, Any] = {}
+        # Shared by the suite's cases: resources are opened once per suite and run. The
+        # run's judge rides along under a key no suite can require.
+        resources: dict[str, Any] = {JUDGE_RESOURCE: judge}
         kind = get_kind(suite.table.kind)
         assert kind is not None  # the loader rejected unknown kinds
         tools = get_tools(suite.table.tools)
@@ -120,12 +125,25 @@ def execute_run(
         settings=settings, env=env, model=request.model, script=request.script
     )
     provider = provider_override or create(request.provider or detect(options), options)
+    retry = retry or RetryPolicy()
+    judge: Judge | None = None
     try:
         if request.restart_per_case:
             provider = RestartPerCase.around(provider, cooldown_s=request.cooldown_s)
+        # Grades `judge` assertions; it creates a judging provider only when one is needed.
+        judge = Judge(
+            settings,
+            env,
+            run_provider=provider,
+            script_options=options,
+            retry=retry,
+            cache=JudgeCache(settings.home, enabled=request.judge_cache),
+        )
         suite_filter = sorted(s.name for s in suites) if narrowed_to or request.paths else []
-        return _execute(request, settings, suites, suite_filter, provider, retry or RetryPolicy())
+        return _execute(request, settings, suites, suite_filter, provider, retry, judge)
     finally:
+        if judge is not None:
+            judge.close()
         provider.close()
 
 
@@ -136,8 +154,9 @@ def _execute(
     suite_filter: list[str],
     provider: Provider,
     retry: RetryPolicy,
+    judge: Judge,
 ) -> RunOutcome:
-    setups = _setups(suites, settings, request)
+    setups = _setups(suites, settings, request, judge)
     opened = {s.suite.name: s.resources for s in setups}
     selection = [s.case.key for s in setups]
     if request.shard is not None:

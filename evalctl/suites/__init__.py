@@ -8,4 +8,6 @@ BUILTIN_PLUGINS = (
     "evalctl.suites.release_assets",
     "evalctl.suites.asset_triage",
     "evalctl.suites.sommelier",
+    # Not a suite: the model-graded `judge` assertion type, registered the same way.
+    "evalctl.judge",
 )

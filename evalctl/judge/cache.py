@@ -1,0 +1,67 @@
+"""Judgements kept under `EVALCTL_HOME/judge-cache/`, so re-running a suite costs nothing.
+
+The key is a SHA-256 over (judge provider, judge model, prompt version, rubric, case input,
+answer): the same question to the same judge gets the stored verdict back, and any change to
+one of them asks again. Only real verdicts are stored, never a judge that failed to answer.
+One JSON file per judgement (`ab/abcdef....json`), written atomically; a file that does not
+parse is treated as absent. The directory is private (0700): answers may be confidential.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalctl.chat import Usage
+from evalctl.config import ensure_private_dir
+from evalctl.judge.prompt import PROMPT_VERSION, Verdict
+from evalctl.results.io import write_text_atomic
+
+CACHE_DIR = "judge-cache"
+
+
+class CachedJudgement(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    reason: str
+    reply: str
+    provider: str
+    model: str
+    usage: Usage
+    cost_usd: float | None = None
+
+
+def cache_key(provider: str, model: str, rubric: str, case_input: str, answer: str) -> str:
+    fields = [provider, model, PROMPT_VERSION, rubric, case_input, answer]
+    return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
+
+
+class JudgeCache:
+    """A directory of judgements; `enabled=False` (`--no-judge-cache`) reads and writes none."""
+
+    def __init__(self, home: Path, *, enabled: bool = True):
+        self.directory = home / CACHE_DIR
+        self.enabled = enabled
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedJudgement | None:
+        if not self.enabled:
+            return None
+        try:
+            return CachedJudgement.model_validate_json(self._path(key).read_text("utf-8"))
+        except (OSError, ValueError, ValidationError):
+            return None
+
+    def put(self, key: str, judgement: CachedJudgement) -> None:
+        if not self.enabled:
+            return
+        path = self._path(key)
+        ensure_private_dir(self.directory)
+        ensure_private_dir(path.parent)
+        write_text_atomic(path, judgement.model_dump_json(indent=2) + "\n")

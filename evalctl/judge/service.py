@@ -1,0 +1,189 @@
+"""The run-scoped judge: picks the judging provider and model, asks, retries, prices, caches.
+
+Which judge grades an assertion, first match wins:
+
+1. the assertion's own `provider` (and `model`, else that provider's default);
+2. `[judge] provider` in evalctl.toml (the assertion's `model`, else `[judge] model`);
+3. the run's provider, with the assertion's `model`, else `[judge] model`, else the run's
+   model. The run's provider instance itself is reused when the model is the same (no second
+   local daemon, no second client).
+
+A judge that cannot answer (unavailable, errors after the shared retry policy gave up, out of
+time, a reply that is no verdict) yields a `Judgement` with `error` set: the check becomes
+`error`, never `fail`. Requests are tagged `<suite>/<id>#judge`, which is how the scripted
+provider's script tells them from the case's own turns.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+
+from evalctl.chat import CompletionRequest, CompletionResponse, Usage
+from evalctl.config import Settings
+from evalctl.cost import estimate_run_cost
+from evalctl.errors import EvalctlError
+from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
+from evalctl.judge.prompt import Verdict, judge_request, parse_verdict
+from evalctl.providers.base import Provider
+from evalctl.providers.registry import ProviderOptions, create
+from evalctl.retry import RetryPolicy
+from evalctl.secrets import redact
+
+# Where the runner puts the run's judge: a key of the case's `resources` no suite requires.
+JUDGE_RESOURCE = "evalctl.judge"
+JUDGE_TAG_SUFFIX = "#judge"
+
+
+@dataclass
+class Judgement:
+    provider: str
+    model: str
+    verdict: Verdict | None = None
+    reason: str = ""
+    reply: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    cached: bool = False
+    # Set when the judge could not answer; the verdict is then None.
+    error: str | None = None
+
+
+class Judge:
+    def __init__(
+        self,
+        settings: Settings,
+        env: Mapping[str, str],
+        *,
+        run_provider: Provider,
+        script_options: ProviderOptions | None = None,
+        retry: RetryPolicy | None = None,
+        cache: JudgeCache | None = None,
+    ):
+        self._settings = settings
+        self._env = env
+        self._run_provider = run_provider
+        # The run's options (its --script, for a scripted judge), minus the model.
+        self._base_options = script_options or ProviderOptions(settings=settings, env=env)
+        self._retry = retry or RetryPolicy()
+        self.cache = cache or JudgeCache(settings.home)
+        self._lock = threading.Lock()
+        self._created: dict[tuple[str, str | None], Provider] = {}
+
+    # -- which judge ----------------------------------------------------------------------
+
+    def resolve(self, provider: str | None, model: str | None) -> tuple[str, str | None]:
+        """(provider name, model or None for that provider's default)."""
+        defaults = self._settings.judge
+        if provider is not None:
+            return provider, model
+        if defaults.provider is not None:
+            return defaults.provider, model or defaults.model
+        return self._run_provider.name, model or defaults.model
+
+    def _provider(self, name: str, model: str | None) -> Provider:
+        run = self._run_provider
+        if name == run.name and model in (None, run.model):
+            return run
+        with self._lock:
+            key = (name, model)
+            if key not in self._created:
+                options = ProviderOptions(
+                    settings=self._settings,
+                    env=self._env,
+                    model=model,
+                    script=self._base_options.script,
+                )
+                self._created[key] = create(name, options)
+            return self._created[key]
+
+    # -- asking ---------------------------------------------------------------------------
+
+    def grade(
+        self,
+        *,
+        rubric: str,
+        case_input: str,
+        answer: str,
+        case_key: str,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> Judgement:
+        name, wanted_model = self.resolve(provider, model)
+        try:
+            judge = self._provider(name, wanted_model)
+        except EvalctlError as exc:
+            return Judgement(name, wanted_model or "", error=redact(f"no judge: {exc}", self._env))
+        key = cache_key(name, judge.model, rubric, case_input, answer)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return Judgement(
+                hit.provider,
+                hit.model,
+                verdict=hit.verdict,
+                reason=hit.reason,
+                reply=hit.reply,
+                usage=hit.usage,
+                cost_usd=hit.cost_usd,
+                cached=True,
+            )
+        request = judge_request(rubric, case_input, answer, tag=case_key + JUDGE_TAG_SUFFIX)
+        judgement = self._ask(judge, request)
+        if judgement.verdict is not None:
+            self.cache.put(
+                key,
+                CachedJudgement(
+                    verdict=judgement.verdict,
+                    reason=judgement.reason,
+                    reply=judgement.reply,
+                    provider=judgement.provider,
+                    model=judgement.model,
+                    usage=judgement.usage,
+                    cost_usd=judgement.cost_usd,
+                ),
+            )
+        return judgement
+
+    def _ask(self, judge: Provider, request: CompletionRequest) -> Judgement:
+        deadline = time.monotonic() + self._settings.judge.timeout_s
+        try:
+            response = self._retry.call(partial(_complete_by, judge, request, deadline))
+        except EvalctlError as exc:
+            return Judgement(
+                judge.name, judge.model, error=redact(f"the judge failed: {exc}", self._env)
+            )
+        model = response.model or judge.model
+        cost = estimate_run_cost(judge.name, model, response.usage, self._settings)
+        reply = redact(response.content, self._env)
+        outcome = Judgement(judge.name, model, reply=reply, usage=response.usage, cost_usd=cost)
+        if response.stop_reason == "timeout":
+            outcome.error = "the judge ran out of time"
+            return outcome
+        verdict, reason = parse_verdict(response.content)
+        if verdict is None:
+            outcome.error = reason
+        else:
+            outcome.verdict, outcome.reason = verdict, redact(reason, self._env)
+        return outcome
+
+    def close(self) -> None:
+        with self._lock:
+            created, self._created = list(self._created.values()), {}
+        for provider in created:
+            provider.close()
+
+
+def _complete_by(
+    provider: Provider, request: CompletionRequest, deadline: float
+) -> CompletionResponse:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TransientJudgeTimeout("no time left for the judge")
+    return provider.complete(request, timeout=remaining)
+
+
+class TransientJudgeTimeout(EvalctlError):
+    """The judgement's time budget ran out (not retried: there is no time to retry in)."""

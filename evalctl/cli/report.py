@@ -52,7 +52,9 @@ def render(out: ReportOutput) -> None:
 
 def report(
     results: Path = typer.Argument(
-        ..., metavar="RESULTS", help="A result file or directory (run, soak or crash-test)."
+        ...,
+        metavar="RESULTS",
+        help="A result file or directory (run, soak or crash-test), or a baseline (--markdown).",
     ),
     html: Path | None = typer.Option(None, "--html", help="The HTML file to write."),
     markdown: Path | None = typer.Option(
@@ -72,7 +74,8 @@ def report(
     against --baseline, the latency distribution and every case; for a soak the verdict and
     the memory charts; for a crash-test every kill. Markdown (--markdown FILE, or - for
     standard output): the results template of runbooks/full-benchmark.md, soak.md or
-    new-model-validation.md, filled in.
+    new-model-validation.md, filled in; for a baseline, its quality table (cases and checks
+    passed per suite, from the baseline and the results committed beside it).
 
     Exit 2 when a file is malformed or of a kind that has no report.
     """

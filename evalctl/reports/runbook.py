@@ -273,10 +273,18 @@ def _crash(doc: Document) -> str:
     return crash_markdown(crash_from_document(doc))
 
 
+def _baseline(doc: Document) -> str:
+    from evalctl.reports.quality import quality_markdown
+
+    return quality_markdown(doc)
+
+
 MARKDOWN_RENDERERS: dict[str, Callable[[Document], str]] = {
     "run": _run,
     "soak": _soak,
     "crash-test": _crash,
+    # Not a runbook section: the quality table a README quotes (evalctl.reports.quality).
+    "baseline": _baseline,
 }
 
 

@@ -295,7 +295,10 @@ def test_both_renderings_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"kind": "bogus", "schema_version": 1}, "reports exist for: crash-test, run, soak"),
+        (
+            {"kind": "bogus", "schema_version": 1},
+            "reports exist for: baseline, crash-test, run, soak",
+        ),
         ({"kind": "soak", "schema_version": 2}, "unsupported schema_version 2"),
         ({"kind": "soak", "schema_version": 1}, "required key is missing"),
     ],

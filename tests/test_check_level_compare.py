@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evalctl.baselines.compare import compare_baseline
 from evalctl.baselines.model import read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
@@ -16,6 +18,7 @@ from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.results.io import write_run
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
 from tests import factories as f
+from tests.cli_helpers import run_cli
 from tests.conftest import REPO
 
 
@@ -170,3 +173,22 @@ def test_cli_exits_1_naming_case_and_check_and_writes_the_step_summary(tmp_path:
     data = json.loads(done.stdout)
     assert data["check_regressions"][0]["check"] == "tool_selection"
     assert data["exit_code"] == 1
+
+
+def test_console_shows_expected_actual_and_reason_of_a_regressed_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = write_baseline(
+        build_baseline(_baseline_run(), min_pass_rate=0.0), tmp_path / "baseline.json"
+    )
+    after = {**BEFORE, "som/ok": {"tool_selection": "pass", "grounding": "fail"}}
+    results = write_run(f.run(_run(after), run_id="now"), tmp_path / "now")
+    done = run_cli(capsys, "compare", str(base), str(results))
+    assert done.code == 1
+    lines = done.out.splitlines()
+    at = lines.index("som/ok")
+    assert lines[at + 1 : at + 3] == [
+        "  grounding: expected grounding-expected, actual grounding-actual",
+        "    grounding went wrong",
+    ]
+    assert "1 regression · 0 check regressions ·" in done.out

@@ -43,19 +43,11 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def _changes_table(title: str, changes: list[CaseChange], *, details: bool = False) -> Table:
+def _changes_table(title: str, changes: list[CaseChange]) -> Table:
     table = _table(title, "case", "baseline", "now", "failed checks")
     for c in changes:
         # A flaky baseline's entry is about pass rates; its reason says what they show.
-        if details and c.failures:
-            # Regressions: each failed check with what it expected, what it got and why.
-            detail = "\n".join(
-                f"{f.name}: expected {_short(f.expected)}, actual {_short(f.actual)}"
-                + (f" ({f.reason})" if f.reason else "")
-                for f in c.failures
-            )
-        else:
-            detail = ", ".join(c.failed_checks)
+        detail = ", ".join(c.failed_checks)
         if c.reason:
             detail = f"{detail}; {c.reason}" if detail else c.reason
         before = _status(c.baseline) + _rate(c.baseline_rate)
@@ -63,6 +55,20 @@ def _changes_table(title: str, changes: list[CaseChange], *, details: bool = Fal
             escape(c.key), before, _status(c.current) + _rate(c.current_rate), escape(detail)
         )
     return table
+
+
+def _print_failures(changes: list[CaseChange]) -> None:
+    """Each regressed case's failed checks with expected, actual and the reason: lines rather
+    than table cells, so long values stay readable (and greppable) in a CI log."""
+    for c in changes:
+        if not c.failures:
+            continue
+        stdout.print(escape(c.key), soft_wrap=True, highlight=False)
+        for f in c.failures:
+            line = f"  {f.name}: expected {_short(f.expected)}, actual {_short(f.actual)}"
+            stdout.print(escape(line), soft_wrap=True, highlight=False)
+            if f.reason:
+                stdout.print(escape(f"    {_short(f.reason)}"), soft_wrap=True, highlight=False)
 
 
 def _check_table(title: str, changes: list[CheckChange]) -> Table:
@@ -103,7 +109,8 @@ def render_comparison(cmp: Comparison) -> None:
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if cmp.regressions:
-        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions, details=True))
+        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions))
+        _print_failures(cmp.regressions)
     if cmp.check_regressions:
         stdout.print(
             _check_table(

@@ -11,6 +11,7 @@ from rich.markup import escape
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.results.models import Summary
+from evalctl.results.text import plural
 
 
 class MergeOutput(BaseModel):
@@ -28,7 +29,7 @@ def render(out: MergeOutput) -> None:
     )
     stdout.print(
         f"{s.passed}/{s.total} passed · {s.failed} failed · {s.flaky} flaky · "
-        f"{s.errors} errors · {s.skipped} skipped"
+        f"{plural(s.errors, 'error')} · {s.skipped} skipped"
     )
 
 

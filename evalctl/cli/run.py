@@ -12,6 +12,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, ExitCode
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
+from evalctl.results.text import plural
 from evalctl.runner.api import RunRequest
 
 
@@ -65,7 +66,7 @@ def render(out: RunOutput) -> None:
     s = out.summary
     stdout.print(
         f"[bold]{s.passed}/{s.total} passed[/] ({_fmt_rate(s.pass_rate)} of scored) · "
-        f"{s.failed} failed · {s.errors} errors · {s.skipped} skipped · "
+        f"{s.failed} failed · {plural(s.errors, 'error')} · {s.skipped} skipped · "
         f"first-try {_fmt_rate(s.first_try_rate)} · "
         f"p50 {s.latency_ms.p50:.0f} ms · p95 {s.latency_ms.p95:.0f} ms · "
         f"tokens in/out {s.usage.input_tokens}/{s.usage.output_tokens}"

@@ -6,13 +6,14 @@ imported from there first (`evalctl.plugin_loader.configure`)."""
 from __future__ import annotations
 
 import os
-import tomllib
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from evalctl.errors import BadInputError
+from evalctl import userfiles
+from evalctl.errors import BadInputError, InfraError
 
 CONFIG_FILE = "evalctl.toml"
 
@@ -119,13 +120,22 @@ class Settings(BaseModel):
     def config_file(self) -> Path | None:
         return self._config_file
 
+    _private_home: Path | None = PrivateAttr(default=None)
+
+    def private_home(self) -> Path:
+        """The directory evalctl keeps its state in (created on first use): see
+        `private_home_for`. Cached, so one process settles on one directory."""
+        if self._private_home is None:
+            self._private_home = private_home_for(self.home)
+        return self._private_home
+
     @property
     def run_dir(self) -> Path:
-        return self.home / "run"
+        return self.private_home() / "run"
 
     @property
     def logs_dir(self) -> Path:
-        return self.home / "logs"
+        return self.private_home() / "logs"
 
 
 def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -134,11 +144,8 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     base = cwd or Path.cwd()
     data: dict[str, object] = {}
     path = base / CONFIG_FILE
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInputError(f"invalid TOML: {exc}", file=str(path)) from None
+    if path.exists():
+        data = userfiles.read_toml(path, what="settings file")
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
@@ -157,8 +164,85 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) with mode 0700, tightening it if it already exists."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o777 != 0o700:
-        path.chmod(0o700)
+    """Create `path` (and parents) with mode 0700 if missing. An existing directory keeps its
+    mode: evalctl never loosens or tightens a directory it did not create (the private home
+    above these subdirectories is what keeps other users out)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise _home_error(path, exc) from None
     return path
+
+
+HOME_HINT = "set EVALCTL_HOME to a directory you can write (it is created 0700 if missing)"
+
+
+def private_home_for(configured: Path) -> Path:
+    """Where evalctl keeps its state, given EVALCTL_HOME (or ~/.evalctl).
+
+    - Missing: evalctl creates it, mode 0700, and uses it.
+    - An existing directory of this user with mode 0700: used as it is.
+    - Any other existing directory (another owner, or other permission bits, such as a
+      1777 /tmp): a private `evalctl-<uid>/` inside it (0700) is used instead. The
+      directory's own mode is never changed: as root, chmod'ing EVALCTL_HOME=/tmp to 0700
+      would break /tmp for everyone.
+    - Not a directory, or not creatable (read-only, no permission): InfraError, exit 3.
+    """
+    uid = os.getuid()
+    try:
+        info = os.stat(configured)
+    except FileNotFoundError:
+        return _create_private(configured, parents=True)
+    except OSError as exc:
+        raise _home_error(configured, exc) from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise InfraError(
+            f"EVALCTL_HOME {configured} exists but is not a directory",
+            hint=f"remove that file, or {HOME_HINT}",
+        )
+    if info.st_uid == uid and stat.S_IMODE(info.st_mode) == 0o700:
+        return configured
+    sub = configured / f"evalctl-{uid}"
+    try:
+        sub_info = os.lstat(sub)
+    except FileNotFoundError:
+        return _create_private(sub, parents=False)
+    except OSError as exc:
+        raise _home_error(sub, exc) from None
+    if (
+        stat.S_ISDIR(sub_info.st_mode)
+        and sub_info.st_uid == uid
+        and stat.S_IMODE(sub_info.st_mode) == 0o700
+    ):
+        return sub
+    raise InfraError(
+        f"{sub} exists but is not a private (0700) directory of yours",
+        hint=f"remove it, or {HOME_HINT}",
+    )
+
+
+def _create_private(path: Path, *, parents: bool) -> Path:
+    if parents:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _home_error(path.parent, exc) from None
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        # Another evalctl created it a moment ago: judge it like any existing directory.
+        return private_home_for(path) if parents else _check_existing_sub(path)
+    except OSError as exc:
+        raise _home_error(path, exc) from None
+    return path
+
+
+def _check_existing_sub(sub: Path) -> Path:
+    info = os.lstat(sub)
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        return sub
+    raise InfraError(f"{sub} exists but is not a directory of yours", hint=HOME_HINT)
+
+
+def _home_error(path: Path, exc: OSError) -> InfraError:
+    return InfraError(f"cannot create {path}: {exc.strerror or exc}", hint=HOME_HINT)

@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     GATE_FAILED = 1  # regression, orphaned case, leak, failed recovery, refused baseline
     BAD_INPUT = 2  # malformed file or usage; the message names the file and field
     INFRA = 3  # provider unreachable, daemon would not start, a case ended in `error`
+    INTERNAL = 4  # a bug in evalctl: one line, the traceback saved to a file
     INTERRUPTED = 130  # Ctrl-C; partial results are kept
 
 

@@ -161,7 +161,10 @@ def test_model_mismatch_is_warned() -> None:
         BASE.model_copy(update={"model_sha256": "a" * 64}),
         f.run(_current(), model_sha256="b" * 64),
     )
-    assert same_name.warnings == ["same model name but different weights (model_sha256 differs)"]
+    assert same_name.warnings == [
+        f"model weights changed: the baseline was made with sha256 {'a' * 64}, "
+        f"these results with sha256 {'b' * 64}"
+    ]
 
 
 # ------------------------------------------------------------------ run diff

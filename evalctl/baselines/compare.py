@@ -34,7 +34,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
@@ -407,13 +407,21 @@ def _mismatch_warnings(baseline: Baseline, run: RunResult) -> list[str]:
         warnings.append(
             f"baseline is for model {baseline.model!r}, the run used {run.provider.model!r}"
         )
-    elif (
-        baseline.model_sha256
-        and run.provider.model_sha256
-        and baseline.model_sha256 != run.provider.model_sha256
-    ):
-        warnings.append("same model name but different weights (model_sha256 differs)")
+    change = model_hash_change(baseline.model_sha256, run.provider.model_sha256, "baseline")
+    if change:
+        warnings.append(change)
     return warnings
+
+
+def model_hash_change(before: str | None, after: str | None, first: str) -> str | None:
+    """Name a change of model weights between two files (both hashes known and different):
+    the same model name can serve other weights, and that is worth saying out loud."""
+    if before and after and before != after:
+        return (
+            f"model weights changed: the {first} was made with sha256 {before}, "
+            f"these results with sha256 {after}"
+        )
+    return None
 
 
 # ---------------------------------------------------------------- run diff
@@ -428,6 +436,8 @@ class RunRef(BaseModel):
     provider: str
     model: str
     started_at: str
+    # The weights' SHA256 where the provider reports one (the local model).
+    model_sha256: str | None = None
 
 
 class CaseDiff(BaseModel):
@@ -464,6 +474,7 @@ class RunDiff(BaseModel):
     run_b: RunRef
     cases: list[CaseDiff]
     summary: SummaryDiff
+    warnings: list[str] = Field(default_factory=list)
     exit_code: int = int(ExitCode.OK)
 
     def by_change(self, change: DiffChange) -> list[CaseDiff]:
@@ -490,6 +501,11 @@ def compare_runs(
         run_a=_ref(a),
         run_b=_ref(b),
         cases=diffs,
+        warnings=[
+            w
+            for w in [model_hash_change(a.provider.model_sha256, b.provider.model_sha256, "A run")]
+            if w
+        ],
         summary=SummaryDiff(
             a=sa,
             b=sb,
@@ -541,6 +557,7 @@ def _ref(run: RunResult) -> RunRef:
         provider=run.provider.name,
         model=run.provider.model,
         started_at=run.started_at,
+        model_sha256=run.provider.model_sha256,
     )
 
 

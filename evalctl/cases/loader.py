@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from evalctl import userfiles
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import Case, Suite, SuiteFile
 from evalctl.errors import BadInputError
@@ -61,12 +61,7 @@ def _validate_part(
 
 
 def load_suite(path: Path) -> Suite:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInputError(f"invalid TOML: {exc}", file=str(path)) from None
-    except OSError as exc:
-        raise BadInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    raw = userfiles.read_toml(path, what="suite file")
     try:
         parsed = SuiteFile.model_validate(raw)
     except ValidationError as exc:

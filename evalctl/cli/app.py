@@ -4,12 +4,22 @@ module keeps its vendor imports inside functions so `evalctl --help` stays fast.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 
 from evalctl import __version__
-from evalctl.cli.output import print_error
+from evalctl.cli.crashlog import save_traceback
+from evalctl.cli.output import (
+    error_object,
+    error_payload,
+    print_error,
+    print_error_json,
+    reset_emitted,
+)
 from evalctl.errors import EvalctlError, ExitCode
+from evalctl.secrets import redact
+from evalctl.userfiles import environment_error
 
 app = typer.Typer(
     name="evalctl",
@@ -44,14 +54,17 @@ def _register() -> None:
 
 def main() -> None:
     _register()
+    as_json = "--json" in sys.argv[1:]
+    reset_emitted()
     try:
         # Without standalone mode Typer returns (not raises) the code of a `typer.Exit`.
         code = app(standalone_mode=False)
     except EvalctlError as exc:
-        print_error(exc)
-        sys.exit(int(exc.code))
+        _fail(exc, as_json)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
+        if as_json:
+            print_error_json(error_object(int(ExitCode.INTERRUPTED), "interrupted"))
         sys.exit(int(ExitCode.INTERRUPTED))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -64,5 +77,40 @@ def main() -> None:
             show()
         else:
             sys.stderr.write(f"error: {exc.format_message()}\n")
+        if as_json:
+            print_error_json(error_object(int(ExitCode.BAD_INPUT), exc.format_message()))
         sys.exit(int(ExitCode.BAD_INPUT))
+    except OSError as exc:
+        # A full disk, a read-only mount or missing permissions that surfaced somewhere no
+        # library code anticipated: still the machine's to fix (exit 3), not a bug.
+        error = environment_error(exc)
+        if error is None:
+            _internal(exc, as_json)
+        _fail(error, as_json)
+    except RecursionError as exc:
+        # Input nested deeply enough to defeat recursive code: `userfiles` stops that at the
+        # door, so reaching here is a bug, saved like any other.
+        _internal(exc, as_json)
+    except Exception as exc:
+        _internal(exc, as_json)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(exc: EvalctlError, as_json: bool) -> NoReturn:
+    print_error(exc)
+    if as_json:
+        print_error_json(error_payload(exc))
+    sys.exit(int(exc.code))
+
+
+def _internal(exc: BaseException, as_json: bool) -> NoReturn:
+    """The last resort: a bug. One line naming it, the traceback in a file, exit 4."""
+    saved = save_traceback(exc)
+    message = f"internal error: {type(exc).__name__}: {exc}"
+    sys.stderr.write(redact(message) + "\n")
+    where = f"traceback saved to {saved}" if saved else "the traceback could not be saved"
+    sys.stderr.write(f"{where}; please report it with that file\n")
+    if as_json:
+        hint = f"traceback: {saved}" if saved else None
+        print_error_json(error_object(int(ExitCode.INTERNAL), message, file=saved, hint=hint))
+    sys.exit(int(ExitCode.INTERNAL))

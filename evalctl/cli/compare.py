@@ -180,6 +180,8 @@ def render_diff(diff: RunDiff) -> None:
             _delta(c.tokens_delta),
         )
     stdout.print(table)
+    for warning in diff.warnings:
+        stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
     s = diff.summary
     summary = _table("Summary", "metric", "A", "B", "Δ")

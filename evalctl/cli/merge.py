@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError
 from evalctl.results.models import Summary
 from evalctl.results.text import plural
 
@@ -51,6 +52,12 @@ def merge(
     from evalctl.results.io import read_run, write_run
     from evalctl.results.merge import merge_shards
 
+    if out.exists() and not out.is_dir():
+        raise BadInputError(
+            "exists and is not a directory; --out names the directory for the merged results",
+            file=str(out),
+            field="--out",
+        )
     shards = [(resolve_results_path(p), read_run(p)) for p in run_dirs]
     merged = merge_shards(shards, prices=options.settings_from_env().prices)
     results_path = write_run(merged, out)

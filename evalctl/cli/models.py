@@ -34,7 +34,11 @@ class VerifyReport(BaseModel):
     sha256: str
     # None for a GGUF outside the manifest: there is nothing to compare against.
     expected_sha256: str | None
-    ok: bool
+    # Whether the hash was compared with a manifest entry (and matched: a mismatch exits 2).
+    compared: bool
+    # True when it matched; None when there was nothing to compare with.
+    ok: bool | None
+    note: str
 
 
 def _render_listing(listing: ModelsListing) -> None:
@@ -50,8 +54,11 @@ def _render_listing(listing: ModelsListing) -> None:
 
 
 def _render_verify(report: VerifyReport) -> None:
-    known = "matches the manifest" if report.expected_sha256 else "not in the manifest"
-    stdout.print(f"[green]ok[/] {report.name}: sha256 {report.sha256} ({known})")
+    if report.compared:
+        stdout.print(f"[green]ok[/] {report.name}: sha256 {report.sha256} (matches the manifest)")
+    else:
+        stdout.print(f"[yellow]not verified[/] {report.name}: sha256 {report.sha256}")
+        stdout.print(f"   {report.note}")
     stdout.print(f"   {report.path} ({report.size} bytes)")
 
 
@@ -94,7 +101,14 @@ def verify_model(
         size=resolved.path.stat().st_size,
         sha256=sha,
         expected_sha256=resolved.expected_sha256,
-        ok=True,
+        compared=resolved.expected_sha256 is not None,
+        ok=True if resolved.expected_sha256 is not None else None,
+        note=(
+            "matches the manifest"
+            if resolved.expected_sha256 is not None
+            else "not in the manifest: there is nothing to compare this hash with (runs on "
+            "this file record it as the model's sha256)"
+        ),
     )
     emit(report, as_json, _render_verify)
 

@@ -1,8 +1,11 @@
 """Output plumbing shared by commands: a command builds a pydantic model, then either prints
-it as JSON (`--json`) or hands it to its Rich renderer. Errors go to stderr, never tracebacks."""
+it as JSON (`--json`) or hands it to its Rich renderer. Errors go to stderr, never tracebacks;
+with `--json` an error also prints one `{"error": {...}}` object on stdout, unless the command
+already printed its result object (a gate failure carries its verdict inside that)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -11,7 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 
-from evalctl.errors import EvalctlError
+from evalctl.errors import BadInputError, EvalctlError
 from evalctl.secrets import redact
 
 M = TypeVar("M", bound=BaseModel)
@@ -20,15 +23,66 @@ stdout = Console(highlight=False)
 stderr = Console(stderr=True, highlight=False)
 
 
+class _State:
+    # Whether this process already printed its one result object on stdout.
+    emitted = False
+
+
 def emit(model: M, as_json: bool, render: Callable[[M], None]) -> None:
     if as_json:
         sys.stdout.write(redact(model.model_dump_json(indent=2)) + "\n")
         sys.stdout.flush()
+        _State.emitted = True
     else:
         render(model)
+
+
+def result_emitted() -> bool:
+    return _State.emitted
+
+
+def reset_emitted() -> None:
+    """For a fresh command in the same process (tests run `main()` many times)."""
+    _State.emitted = False
 
 
 def print_error(exc: EvalctlError) -> None:
     stderr.print("[bold red]error:[/]", escape(redact(exc.message)), soft_wrap=True)
     if exc.hint:
         stderr.print("[dim]hint:[/]", escape(redact(exc.hint)), soft_wrap=True)
+
+
+def error_object(
+    code: int,
+    message: str,
+    *,
+    file: str | None = None,
+    field: str | None = None,
+    hint: str | None = None,
+) -> dict[str, dict[str, object]]:
+    """The `--json` form of an error: every key always present, null when unknown."""
+    return {
+        "error": {
+            "exit_code": code,
+            "message": redact(message),
+            "file": file,
+            "field": field,
+            "hint": redact(hint) if hint is not None else None,
+        }
+    }
+
+
+def print_error_json(payload: dict[str, dict[str, object]]) -> None:
+    """Print the error object on stdout, unless a result object is already there."""
+    if _State.emitted:
+        return
+    sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    sys.stdout.flush()
+    _State.emitted = True
+
+
+def error_payload(exc: EvalctlError) -> dict[str, dict[str, object]]:
+    file = field = None
+    if isinstance(exc, BadInputError):
+        file, field = exc.file, exc.field
+    return error_object(int(exc.code), exc.message, file=file, field=field, hint=exc.hint)

@@ -28,12 +28,13 @@ careless gateway would: tests use it to prove keys are redacted).
 
 from __future__ import annotations
 
-import json
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalctl import userfiles
+from evalctl.errors import BadInputError
 
 FaultKind = Literal[
     "rate_limit",
@@ -100,6 +101,15 @@ class Script(_Model):
 
 
 def load_script(path: Path) -> Script:
-    text = path.read_text(encoding="utf-8")
-    data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    return Script.model_validate(data)
+    text = userfiles.read_text(path, what="script")
+    data = (
+        userfiles.parse_json(text, path)
+        if path.suffix == ".json"
+        else (userfiles.parse_toml(text, path))
+    )
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise BadInputError(err["msg"], file=str(path), field=field) from None

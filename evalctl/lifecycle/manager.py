@@ -10,6 +10,7 @@ the next waiter spawns instead.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import stat
@@ -241,8 +242,13 @@ class DaemonManager:
         while True:
             code = proc.poll()
             if code is not None:
+                # The daemon's own last word (e.g. "cannot load model <file>: ...") says it
+                # in one line; without one, quote what it wrote.
+                fatal = self._fatal_error(offsets[0])
                 raise DaemonStartError(
-                    f"the inference daemon exited with status {code} while starting:\n"
+                    f"the inference daemon exited with status {code} while starting: {fatal}"
+                    if fatal
+                    else f"the inference daemon exited with status {code} while starting:\n"
                     + self._log_tail(offsets),
                     hint=f"full logs: {self.paths.log} and {self.paths.stderr}",
                 )
@@ -363,6 +369,17 @@ class DaemonManager:
             in_flight=int(r.in_flight),
             idle_timeout_s=float(r.idle_timeout_s),
         )
+
+    def _fatal_error(self, offset: int) -> str | None:
+        """The `error` of the last `fatal` event this spawn logged, if any."""
+        for line in reversed(_read_from(self.paths.log, offset).splitlines()):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("event") == "fatal" and event.get("error"):
+                return str(event["error"])
+        return None
 
     def _log_tail(self, offsets: tuple[int, int]) -> str:
         """What this spawn wrote to its logs (the files hold earlier daemons' output too)."""

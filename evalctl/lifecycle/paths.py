@@ -41,7 +41,7 @@ def daemon_paths(settings: Settings, sha256: str) -> DaemonPaths:
     """Create the private directories (0700) and return the paths for this model."""
     from evalctl.server.options import lock_path_for
 
-    ensure_private_dir(settings.home)
+    settings.private_home()
     run_dir = ensure_private_dir(settings.run_dir)
     logs_dir = ensure_private_dir(settings.logs_dir)
     key = key_for(sha256)

@@ -248,12 +248,28 @@ def detect(options: ProviderOptions) -> str:
     return DEFAULT_PROVIDER
 
 
+def _check_given_paths(name: str, options: ProviderOptions) -> None:
+    """A --script or --model the user typed that names no file is bad input (exit 2), not an
+    unavailable provider (exit 3, which CI reads as a broken machine)."""
+    if name == "scripted" and options.script is not None and not options.script.is_file():
+        script = options.script
+        what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
+        raise BadInputError(what, file=str(script), field="--script")
+    if name == "local":
+        from evalctl.modelfiles.manifest import load_manifest, resolve
+
+        model = options.model or options.settings.local_model
+        if model is not None and load_manifest().get(model) is None:
+            resolve(model)  # raises BadInputError naming the path that is not a file
+
+
 def create(name: str, options: ProviderOptions) -> Provider:
     spec = SPECS.get(name)
     if spec is None:
         raise BadInputError(
             f"unknown provider {name!r}", field="--provider", hint=f"choose from {', '.join(SPECS)}"
         )
+    _check_given_paths(name, options)
     reason = spec.unavailable_reason(options)
     if reason is not None:
         raise ProviderUnavailableError(

@@ -19,14 +19,13 @@ and `delay_s` to simulate latency. Past the end of its list a case repeats its l
 
 from __future__ import annotations
 
-import json
 import time
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalctl import userfiles
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason, ToolCall, Usage
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.providers.registry import ProviderOptions, capabilities_of
@@ -58,11 +57,12 @@ class Script(BaseModel):
 
 
 def load_script(path: Path) -> Script:
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BadInputError(f"cannot parse script: {exc}", file=str(path)) from None
+    text = userfiles.read_text(path, what="reply script")
+    data = (
+        userfiles.parse_json(text, path)
+        if path.suffix == ".json"
+        else (userfiles.parse_toml(text, path))
+    )
     try:
         return Script.model_validate(data)
     except ValidationError as exc:

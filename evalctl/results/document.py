@@ -7,13 +7,13 @@ truncated results file and a hand-edited baseline fail the same precise way.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalctl import userfiles
 from evalctl.errors import BadInputError
 
 DocumentKind = Literal["run", "baseline"]
@@ -41,28 +41,12 @@ class Document:
 def load_document(path: Path) -> Document:
     """Read `path` as a JSON object. A directory stands for the `results.json` inside it."""
     path = resolve_results_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInputError("no such file", file=str(path)) from None
-    except IsADirectoryError:
-        raise BadInputError("is a directory (and holds no results.json)", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise BadInputError("not UTF-8 text, so not a JSON document", file=str(path)) from None
-    except OSError as exc:
-        raise BadInputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    if path.is_dir():
+        raise BadInputError("is a directory (and holds no results.json)", file=str(path))
+    text = userfiles.read_text(path)
     if not text.strip():
         raise BadInputError("empty file (an interrupted write?)", file=str(path))
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # A file that ends inside a string or an open object/array was cut short (an
-        # interrupted copy or write), which is worth saying in those words.
-        why = "truncated JSON" if _ends_open(text) else "invalid JSON"
-        what = exc.msg.removesuffix(" at")  # "Unterminated string starting at" + position
-        raise BadInputError(
-            f"{why}: {what} at line {exc.lineno} column {exc.colno}", file=str(path)
-        ) from None
+    data = userfiles.parse_json(text, path)
     if not isinstance(data, dict):
         raise BadInputError(
             f"expected a JSON object at the top level, found {type(data).__name__}",
@@ -189,27 +173,6 @@ def field_path(loc: tuple[int | str, ...]) -> str | None:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or None
-
-
-def _ends_open(text: str) -> bool:
-    """True when `text` ends inside a string or with brackets left open."""
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-    return in_string or depth > 0
 
 
 def _case_key_at(cases: Any, index: int, case_list: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel
 
+from evalctl import userfiles
 from evalctl.errors import BadInputError, EvalctlError, InfraError
 from evalctl.results.document import (
     Document,
@@ -37,9 +38,10 @@ RESULTS_TOML = "results.toml"
 # Version 1 (before check statuses and transcripts) still reads: see results.models.
 SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (1, RUN_SCHEMA_VERSION)
 
-# Errors that mean "this path cannot be written" (the user's to fix) rather than the
-# machine failing (disk full, I/O error).
-_USER_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+# Errors that mean the path given names the wrong thing (a directory where a file goes, a
+# path through a file): bad input. Permissions, read-only mounts and full disks are the
+# environment's (exit 3, userfiles.environment_error).
+_SHAPE_ERRNOS = {errno.ENOTDIR, errno.EISDIR, errno.ENOENT, errno.EEXIST}
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -185,6 +187,9 @@ def _fsync_dir(directory: Path) -> None:
 
 def _write_error(path: Path, exc: OSError) -> EvalctlError:
     reason = exc.strerror or str(exc)
-    if exc.errno in _USER_ERRNOS:
+    if exc.errno in _SHAPE_ERRNOS:
         return BadInputError(f"cannot write: {reason}", file=str(path))
-    return InfraError(f"cannot write {path}: {reason}")
+    # Full disk, read-only mount, no permission: the machine's to fix, with a hint how.
+    return userfiles.environment_error(exc, "write", path) or InfraError(
+        f"cannot write {path}: {reason}"
+    )

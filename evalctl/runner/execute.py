@@ -7,7 +7,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
@@ -42,6 +42,7 @@ from evalctl.runner.case import run_case, skipped_case
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
+from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
 from evalctl.sharding import in_shard
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,
@@ -140,7 +141,9 @@ def execute_run(
             cache=JudgeCache(settings.home, enabled=request.judge_cache),
         )
         suite_filter = sorted(s.name for s in suites) if narrowed_to or request.paths else []
-        return _execute(request, settings, suites, suite_filter, provider, retry, judge)
+        # The run directory's lock (runner.rundir) is held until results are on disk.
+        with ExitStack() as held:
+            return _execute(request, settings, suites, suite_filter, provider, retry, judge, held)
     finally:
         if judge is not None:
             judge.close()
@@ -155,6 +158,7 @@ def _execute(
     provider: Provider,
     retry: RetryPolicy,
     judge: Judge,
+    held: ExitStack,
 ) -> RunOutcome:
     setups = _setups(suites, settings, request, judge)
     opened = {s.suite.name: s.resources for s in setups}
@@ -165,12 +169,14 @@ def _execute(
     if request.resume:
         assert request.out_dir is not None  # resume_request sets it
         out_dir = request.out_dir
+        held.enter_context(run_dir_lock(out_dir))
         state = resume.load_state(out_dir, provider, suites, [s.case.key for s in setups])
         result, finished = state.header, state.finished
     else:
         run_id = new_run_id(provider.name)
         out_dir = request.out_dir or settings.results_dir / run_id
-        out_dir.mkdir(parents=True, exist_ok=True)
+        prepare_out_dir(out_dir)
+        held.enter_context(run_dir_lock(out_dir))
         result = _header(request, settings, suites, suite_filter, provider, run_id, selection)
         resume.start_fresh(out_dir, request, provider.name, result)
     skip_reasons = {

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalctl import userfiles
 from evalctl.cases.schema import Suite
 from evalctl.errors import BadInputError
 from evalctl.providers.base import Provider
@@ -112,7 +113,18 @@ def start_fresh(out_dir: Path, request: RunRequest, provider_name: str, header: 
     killed, would be read by `compare` as this run's.
     """
     for stale in (JOURNAL, RESULTS_JSON, RESULTS_TOML):
-        (out_dir / stale).unlink(missing_ok=True)
+        try:
+            (out_dir / stale).unlink(missing_ok=True)
+        except IsADirectoryError:
+            raise BadInputError(
+                "is a directory where evalctl writes a file; remove it or pass another --out",
+                file=str(out_dir / stale),
+            ) from None
+        except OSError as exc:
+            error = userfiles.environment_error(exc, "clear the run directory", out_dir)
+            if error is None:
+                raise
+            raise error from None
     manifest = Manifest(selection=selection_of(request, provider_name), header=header)
     write_json_atomic(out_dir / MANIFEST, manifest)
 
@@ -121,14 +133,13 @@ def read_manifest(run_dir: Path) -> Manifest:
     path = run_dir / MANIFEST
     if not run_dir.is_dir():
         raise BadInputError("not a run directory (no such directory)", file=str(run_dir))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         raise BadInputError(
             "no manifest.json: not a run directory, or written by an evalctl without resume",
             file=str(path),
             hint="pass the directory `evalctl run` printed (the one holding journal.jsonl)",
-        ) from None
+        )
+    text = userfiles.read_text(path, what="run manifest")
     try:
         return Manifest.model_validate_json(text)
     except ValidationError as exc:
@@ -262,3 +273,5 @@ def repair_journal(path: Path) -> None:
             os.fsync(fh.fileno())
     except FileNotFoundError:
         return
+    except IsADirectoryError:
+        raise BadInputError("is a directory, expected the run's journal", file=str(path)) from None

@@ -93,8 +93,8 @@ def open_catalog(settings: Settings, source: Path) -> CatalogDb:
         if configured is not None:
             target = configured
         else:
-            ensure_private_dir(settings.home)
-            target = ensure_private_dir(settings.home / "catalog") / f"wines-{sha[:12]}.sqlite"
+            home = settings.private_home()
+            target = ensure_private_dir(home / "catalog") / f"wines-{sha[:12]}.sqlite"
         return CatalogDb(ensure_db(wines, sha, target))
     if configured is not None and db_source_sha(configured) is not None:
         return CatalogDb(configured)

@@ -1,0 +1,170 @@
+"""Reading the files users hand to evalctl: one closed error path.
+
+Suites, reply scripts, results, baselines, run manifests and journals all come in through
+here, so every way a file can be wrong ends the same way: a `BadInputError` (exit 2) that
+names the file and says what is wrong with it, never a traceback. Covered: a missing file, a
+directory where a file belongs (or the reverse), no permission, bytes that are not UTF-8 (a
+binary file), invalid or truncated TOML/JSON, and nesting deep enough to exhaust Python's
+recursion limit or any recursive code that walks the data later.
+
+Writing is the other half: `environment_error` turns an OSError from a write (full disk,
+read-only mount, no permission) into an `InfraError` (exit 3) that says what to fix.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from evalctl.errors import BadInputError, InfraError
+
+# Deeper than any file evalctl reads or writes legitimately, shallow enough that pydantic,
+# redaction and rendering (all recursive) stay far from Python's recursion limit.
+MAX_NESTING = 100
+
+# errno values that describe the machine rather than the input or a bug.
+ENVIRONMENT_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.EMFILE,
+        errno.ENFILE,
+    }
+)
+
+
+def read_bytes(path: Path, *, what: str = "file") -> bytes:
+    """The bytes of `path`, or a BadInputError naming it and saying why not."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise BadInputError(f"no such {what}", file=str(path)) from None
+    except IsADirectoryError:
+        raise BadInputError(f"is a directory, expected a {what}", file=str(path)) from None
+    except NotADirectoryError:
+        raise BadInputError(
+            "a parent of this path is a file, not a directory", file=str(path)
+        ) from None
+    except PermissionError:
+        raise BadInputError("permission denied: cannot read it", file=str(path)) from None
+    except OSError as exc:
+        raise BadInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+
+
+def decode_text(raw: bytes, path: Path) -> str:
+    """UTF-8 text, or a BadInputError pointing at the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise BadInputError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}, line {line}); "
+            "is it a binary file?",
+            file=str(path),
+        ) from None
+
+
+def read_text(path: Path, *, what: str = "file") -> str:
+    return decode_text(read_bytes(path, what=what), path)
+
+
+def parse_toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"invalid TOML: {exc}", file=str(path)) from None
+    except RecursionError:
+        raise _too_deep(path) from None
+    check_nesting(data, path)
+    return data
+
+
+def parse_json(text: str, path: Path) -> Any:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        # A file that ends inside a string or an open object/array was cut short (an
+        # interrupted copy or write), which is worth saying in those words.
+        why = "truncated JSON" if ends_open(text) else "invalid JSON"
+        what = exc.msg.removesuffix(" at")  # "Unterminated string starting at" + position
+        raise BadInputError(
+            f"{why}: {what} at line {exc.lineno} column {exc.colno}", file=str(path)
+        ) from None
+    except RecursionError:
+        raise _too_deep(path) from None
+    check_nesting(data, path)
+    return data
+
+
+def read_toml(path: Path, *, what: str = "TOML file") -> dict[str, Any]:
+    return parse_toml(read_text(path, what=what), path)
+
+
+def read_json(path: Path, *, what: str = "JSON file") -> Any:
+    return parse_json(read_text(path, what=what), path)
+
+
+def check_nesting(data: Any, path: Path, limit: int = MAX_NESTING) -> None:
+    """Refuse data nested deeper than `limit` (iteratively: the check must not recurse)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            raise _too_deep(path, limit)
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def ends_open(text: str) -> bool:
+    """True when `text` ends inside a string or with brackets left open."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+    return in_string or depth > 0
+
+
+def environment_error(
+    exc: OSError, doing: str = "write", path: Path | None = None
+) -> InfraError | None:
+    """An InfraError for an OSError the machine caused (full disk, read-only, permissions),
+    saying what to fix; None for any other OSError (a bug, left to the last-resort handler)."""
+    if exc.errno not in ENVIRONMENT_ERRNOS:
+        return None
+    named = path if path is not None else exc.filename
+    target = str(named) if named is not None else "a file"
+    hint = {
+        errno.ENOSPC: "free some disk space (or point --out / EVALCTL_HOME elsewhere), then retry",
+        errno.EDQUOT: "your disk quota is used up: free some space, then retry",
+        errno.EROFS: "the file system is mounted read-only: point --out / EVALCTL_HOME at a "
+        "writable directory",
+        errno.EMFILE: "too many open files: raise `ulimit -n` or lower --concurrency",
+        errno.ENFILE: "the system ran out of file handles: retry later",
+        errno.EIO: "the disk reported an I/O error: check it, then retry",
+    }.get(exc.errno or 0, "check the permissions, or point --out / EVALCTL_HOME elsewhere")
+    return InfraError(f"cannot {doing} {target}: {exc.strerror or exc}", hint=hint)
+
+
+def _too_deep(path: Path, limit: int = MAX_NESTING) -> BadInputError:
+    return BadInputError(f"nested more than {limit} levels deep", file=str(path))

@@ -73,30 +73,15 @@ def test_every_json_reader_refuses_bad_files_with_exit_2(
     assert_bad_input(result, path)
 
 
+def _run(script: Path, tmp: Path, *more: str) -> list[str]:
+    out = ["--out", str(tmp / "out"), "--no-progress"]
+    return ["run", "--provider", "scripted", "--script", str(script), *more, *out]
+
+
 TOML_COMMANDS = {
     "cases validate": lambda p, tmp, script: ["cases", "validate", str(p)],
-    "run --cases": lambda p, tmp, script: [
-        "run",
-        "--provider",
-        "scripted",
-        "--script",
-        str(script),
-        "--cases",
-        str(p),
-        "--out",
-        str(tmp / "out"),
-        "--no-progress",
-    ],  # fmt: skip
-    "run --script": lambda p, tmp, script: [
-        "run",
-        "--provider",
-        "scripted",
-        "--script",
-        str(p),
-        "--out",
-        str(tmp / "out"),
-        "--no-progress",
-    ],  # fmt: skip
+    "run --cases": lambda p, tmp, script: _run(script, tmp, "--cases", str(p)),
+    "run --script": lambda p, tmp, script: _run(p, tmp),
 }
 
 

@@ -33,6 +33,7 @@ written against this very API. `evalctl plugins` lists what is loaded and from w
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -133,6 +134,9 @@ class Registry:
 
     def __init__(self) -> None:
         self._items: dict[tuple[ExtensionType, str], Extension] = {}
+        # Scoring runs in worker threads: a factory must run once even when two cases of a
+        # run ask for the same check at the same moment.
+        self._resolving = threading.Lock()
         # Set by the loader while a plugin's register() runs, so entries know their origin.
         self.current: Origin = Origin("builtin", "evalctl")
 
@@ -216,6 +220,10 @@ class Registry:
         entry = self._items.get((type_, name))
         if entry is None:
             return None
+        with self._resolving:
+            return self._resolve_entry(type_, name, entry)
+
+    def _resolve_entry(self, type_: ExtensionType, name: str, entry: Extension) -> Any:
         if not entry.resolved:
             value = entry.value
             shape = _SHAPE[type_]

@@ -157,6 +157,8 @@ def test_an_evalctl_toml_plugin_is_imported_from_the_project_directory(
     root = project(tmp_path, 'plugins = ["evalctl_ping"]\n')
     # Only the project directory holds the module: nothing on PYTHONPATH.
     shutil.copy(PLUGIN_DIR / "evalctl_ping.py", root / "evalctl_ping.py")
+    validate = evalctl(root, "cases", "validate", "cases/ping.toml", home=evalctl_home)
+    assert validate.returncode == 0, validate.stderr
     assert_ping_ran(run_ping(root, evalctl_home))
     report = plugins_json(root, evalctl_home)
     assert origin_of(report, "kind", "ping") == ("evalctl_ping", "evalctl.toml")

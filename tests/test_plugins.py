@@ -343,3 +343,76 @@ def test_a_registered_check_is_resolved_and_evaluates(tmp_path: Path) -> None:
     assert check.evaluate(params, transcript).passed
     with pytest.raises(ValueError, match="Extra inputs"):
         check.params_model.model_validate({"prefix": "po", "prefx": 1})
+
+
+# --- resources: checked, opened once per suite, handed to tools -------------------------------
+
+
+class _StampTool:
+    """Answers with the resource the runner opened for the suite."""
+
+    def __init__(self) -> None:
+        from evalctl.plugin import ToolDef
+
+        self.definition = ToolDef(name="upper", description="stamp", parameters={})
+
+    def run(self, arguments: dict[str, Any], ctx: Any) -> Any:
+        from evalctl.plugin import ToolOutput
+
+        return ToolOutput(content=str(ctx.resources["stamp"]).upper())
+
+
+def test_a_plugin_resource_is_checked_opened_once_and_given_to_tools(
+    tmp_path: Path, evalctl_home: Path
+) -> None:
+    from evalctl.config import Settings
+    from evalctl.plugin import Suite
+    from evalctl.retry import RetryPolicy
+    from evalctl.runner.api import RunRequest
+    from evalctl.runner.execute import execute_run
+    from tests.echo_kind import KIND, SUITE_TOML
+
+    opened: list[Path] = []
+
+    def check(settings: Settings, suite: Suite) -> str | None:
+        stamp = suite.path.parent / "stamp.txt"  # next to the suite file, not the cwd
+        return None if stamp.is_file() else f"{stamp} not found"
+
+    def open_(settings: Settings, suite: Suite) -> str:
+        opened.append(suite.path)
+        return (suite.path.parent / "stamp.txt").read_text().strip()
+
+    reg = plugin_loader.registry()
+    reg.add_kind("echo", KIND)
+    reg.add_tool("upper", _StampTool())
+    reg.add_resource("stamp", check, open_)
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    suite = suites / "echo.toml"
+    suite.write_text(SUITE_TOML.replace("max_turns = 3", 'max_turns = 3\nrequires = ["stamp"]'))
+    script = tmp_path / "script.toml"
+    script.write_text(
+        '[[cases."echo/hello"]]\ncontent = "hello"\n'
+        '[[cases."echo/shout"]]\ntool_calls = [{ name = "upper", arguments = {} }]\n'
+        '[[cases."echo/shout"]]\ncontent = "HI"\n'
+    )
+
+    def run(out: str) -> Any:
+        request = RunRequest(
+            provider="scripted", script=script, paths=[suite], out_dir=tmp_path / out,
+            show_progress=False,
+        )  # fmt: skip
+        retry = RetryPolicy(max_attempts=1, sleep=lambda _s: None)
+        return execute_run(request, Settings(home=evalctl_home), {}, retry=retry).result
+
+    missing = run("missing")
+    assert {c.status for c in missing.cases} == {"skipped"}
+    assert missing.cases[0].skip_reason == (
+        f"requirement 'stamp' not met: {suites / 'stamp.txt'} not found"
+    )
+    assert opened == []
+    (suites / "stamp.txt").write_text("hi\n")
+    result = run("present")
+    assert [c.status for c in result.cases] == ["pass", "pass"]
+    assert result.cases[1].tool_calls[0].result == "HI"
+    assert opened == [suite]  # once for the suite, not once per case

@@ -148,7 +148,7 @@ class Registry:
 
     def add_tool(self, name: str, tool: Tool | Callable[[], Tool]) -> None:
         """A tool, or a zero-argument callable returning one. Its `definition.name` is what
-        the model calls; `name` is what suites list and should be the same."""
+        the model calls; `name` is what suites list: the two must be the same."""
         self._add("tool", name, tool)
 
     def add_check(self, name: str, check: Check | Callable[[], Check]) -> None:
@@ -240,6 +240,13 @@ class Registry:
                         f"{entry.origin}: {type_} {name!r} is not a {type_} "
                         f"(needs {', '.join(shape)})"
                     )
+            # The model calls a tool by its definition's name; the spy looks it up by the
+            # name suites list, so the two must agree.
+            defined = getattr(getattr(value, "definition", None), "name", name)
+            if type_ == "tool" and defined != name:
+                raise BadInputError(
+                    f"{entry.origin}: tool {name!r} is named {defined!r} in its definition"
+                )
             entry.value, entry.resolved = value, True
         return entry.value
 

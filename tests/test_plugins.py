@@ -235,6 +235,15 @@ def test_a_factory_that_returns_the_wrong_thing_is_named_when_used() -> None:
         reg.kind("hollow")
 
 
+def test_a_tool_registered_under_another_name_than_its_definition_is_refused() -> None:
+    from tests.plugin_pkg.evalctl_ping import ReverseTool
+
+    reg = plugin_loader.registry()
+    reg.add_tool("flip", ReverseTool())
+    with pytest.raises(BadInputError, match="tool 'flip' is named 'reverse' in its definition"):
+        reg.tool("flip")
+
+
 # --- laziness and the registry's answers ------------------------------------------------------
 
 

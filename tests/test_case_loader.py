@@ -38,7 +38,7 @@ def test_unknown_key_in_a_case(echo_suite: Path) -> None:
         echo_suite.read_text().replace('id = "shout"', 'id = "shout"\nexpectd = 1')
     )
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("shout", "expectd")
+    assert (err.case_id, err.field) == ("shout", "case.expectd")
     assert "unknown key" in err.message
 
 
@@ -47,27 +47,27 @@ def test_unknown_key_inside_expected_is_caught_by_the_kind(echo_suite: Path) -> 
         echo_suite.read_text().replace('{ answer = "hello" }', '{ answer = "hello", ansewr = 1 }')
     )
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("hello", "expected.ansewr")
+    assert (err.case_id, err.field) == ("hello", "case.expected.ansewr")
 
 
 def test_missing_expected(echo_suite: Path) -> None:
     echo_suite.write_text(echo_suite.read_text().replace('expected = { answer = "hello" }\n', ""))
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("hello", "expected")
+    assert (err.case_id, err.field) == ("hello", "case.expected.answer")
     assert "missing" in err.message
 
 
 def test_duplicate_case_id(echo_suite: Path) -> None:
     echo_suite.write_text(echo_suite.read_text().replace('id = "shout"', 'id = "hello"'))
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("hello", "id")
+    assert (err.case_id, err.field) == ("hello", "case.id")
     assert "duplicate" in err.message
 
 
 def test_wrong_type(echo_suite: Path) -> None:
     echo_suite.write_text(echo_suite.read_text().replace('features = ["basic"]', "features = 3"))
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("hello", "features")
+    assert (err.case_id, err.field) == ("hello", "case.features")
 
 
 def test_wrong_type_in_suite_table(echo_suite: Path) -> None:
@@ -85,7 +85,7 @@ def test_unknown_kind_tool_and_check(echo_suite: Path) -> None:
     assert _error_for(echo_suite).field == "suite.tools"
     echo_suite.write_text(original.replace('id = "hello"', 'id = "hello"\nchecks = ["answr"]'))
     err = _error_for(echo_suite)
-    assert (err.case_id, err.field) == ("hello", "checks")
+    assert (err.case_id, err.field) == ("hello", "case.checks")
 
 
 def test_filters_by_suite_and_case_glob(echo_suite: Path) -> None:
@@ -100,7 +100,7 @@ def test_filters_by_suite_and_case_glob(echo_suite: Path) -> None:
     ("edit", "needle"),
     [
         (lambda t: t + "\n[[case]\n", "invalid TOML"),
-        (lambda t: t.replace('id = "shout"', 'id = "shout"\ncolour = 1'), "'colour'"),
+        (lambda t: t.replace('id = "shout"', 'id = "shout"\ncolour = 1'), "'case.colour'"),
         (lambda t: t.replace('id = "shout"', 'id = "hello"'), "duplicate"),
     ],
 )

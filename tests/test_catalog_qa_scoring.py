@@ -422,5 +422,5 @@ def test_the_loader_names_case_and_field_for_bad_ground_truth(tmp_path: Path) ->
     with pytest.raises(BadInputError) as info:
         load_suite(path)
     assert info.value.case_id == "en-italian-red"
-    assert info.value.field == "expected"
+    assert info.value.field == "case.expected"
     assert "use 'red'" in info.value.message

@@ -4,128 +4,231 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evalctl import userfiles
+from evalctl.assertions.evaluate import parse_assertions
 from evalctl.cases.requirements import known_requirements
-from evalctl.cases.schema import Case, Suite, SuiteFile
-from evalctl.errors import BadInputError
+from evalctl.cases.schema import Case, CaseEntry, Suite, SuiteTable
+from evalctl.errors import BadInputError, EvalctlError
+from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import get_kind, kind_names, tool_names
+from evalctl.scoring.kinds import SuiteKind
+from evalctl.tools.declared import declared_tool_problems
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
+    """`case.assert[1].equals`: dotted keys, list positions numbered from 1 as in the file."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
 
-def _case_id_at(raw: dict[str, Any], index: int) -> str:
-    cases = raw.get("case")
-    if isinstance(cases, list) and index < len(cases) and isinstance(cases[index], dict):
-        case_id = cases[index].get("id")
-        if isinstance(case_id, str):
-            return case_id
-    return f"#{index + 1}"
+def _message(err: Any) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
-def _raise_validation(path: Path, raw: dict[str, Any], exc: ValidationError) -> None:
-    err = exc.errors()[0]
-    loc = tuple(err["loc"])
-    case_id = None
-    if len(loc) >= 2 and loc[0] == "case" and isinstance(loc[1], int):
-        case_id = _case_id_at(raw, loc[1])
-        loc = loc[2:]
-    message = err["msg"]
-    if err["type"] == "extra_forbidden":
-        message = "unknown key"
-    elif err["type"] == "missing":
-        message = "required key is missing"
-    raise BadInputError(message, file=str(path), case_id=case_id, field=_field_path(loc) or None)
+class SuiteErrors(BadInputError):
+    """Every problem found in one suite file. Reads as one located line per problem; its own
+    file/case_id/field are those of the first, for callers that want one."""
+
+    def __init__(self, errors: list[BadInputError]):
+        first = errors[0]
+        EvalctlError.__init__(self, "\n".join(e.message for e in errors), hint=first.hint)
+        self.file, self.case_id, self.field = first.file, first.case_id, first.field
+        self.errors = errors
 
 
-def _validate_part(
-    path: Path, case_id: str, part: str, model: type[BaseModel], data: dict[str, Any]
-) -> BaseModel:
+class _Collector:
+    def __init__(self, path: Path):
+        self.path = path
+        self.errors: list[BadInputError] = []
+
+    def add(self, message: str, *, case_id: str | None = None, field: str | None = None) -> None:
+        self.errors.append(
+            BadInputError(message, file=str(self.path), case_id=case_id, field=field or None)
+        )
+
+    def add_validation(
+        self, exc: ValidationError, prefix: tuple[int | str, ...], case_id: str | None = None
+    ) -> None:
+        for err in exc.errors():
+            self.add(_message(err), case_id=case_id, field=_field_path((*prefix, *err["loc"])))
+
+    def raise_any(self) -> None:
+        if self.errors:
+            if len(self.errors) == 1:
+                raise self.errors[0]
+            raise SuiteErrors(self.errors)
+
+
+def _validate(
+    errors: _Collector,
+    model: type[M],
+    data: Any,
+    prefix: tuple[int | str, ...],
+    case_id: str | None = None,
+) -> M | None:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        message = {"extra_forbidden": "unknown key", "missing": "required key is missing"}.get(
-            err["type"], err["msg"]
-        )
-        field = _field_path((part, *err["loc"]))
-        raise BadInputError(message, file=str(path), case_id=case_id, field=field) from None
+        errors.add_validation(exc, prefix, case_id)
+        return None
+
+
+def _case_label(raw: Any, index: int) -> str:
+    case_id = raw.get("id") if isinstance(raw, dict) else None
+    return case_id if isinstance(case_id, str) else f"#{index + 1}"
 
 
 def load_suite(path: Path) -> Suite:
+    """Load and check one suite file: every problem in it is reported, not just the first
+    (`SuiteErrors`), and everything `run` would trip over is checked here, files included."""
     raw = userfiles.read_toml(path, what="suite file")
-    try:
-        parsed = SuiteFile.model_validate(raw)
-    except ValidationError as exc:
-        _raise_validation(path, raw, exc)
-        raise  # unreachable: _raise_validation always raises
+    errors = _Collector(path)
+    for key in raw:
+        if key not in ("suite", "case"):
+            errors.add("unknown key (a suite file has [suite] and [[case]] tables)", field=key)
+    if "suite" not in raw:
+        errors.add("required key is missing", field="suite")
+    table = (
+        _validate(errors, SuiteTable, raw.get("suite", {}), ("suite",)) if "suite" in raw else None
+    )
+    raw_cases = raw.get("case")
+    if not isinstance(raw_cases, list) or not raw_cases:
+        errors.add("a suite needs at least one [[case]]", field="case")
+        raw_cases = []
 
-    table = parsed.suite
-    kind = get_kind(table.kind)
-    if kind is None:
-        raise BadInputError(
-            f"unknown suite kind {table.kind!r} (known: {', '.join(kind_names())})",
-            file=str(path),
-            field="suite.kind",
-        )
-    known_tools = tool_names()
-    for tool in table.tools:
-        if tool not in known_tools:
-            raise BadInputError(
-                f"unknown tool {tool!r} (known: {', '.join(known_tools) or 'none'})",
-                file=str(path),
-                field="suite.tools",
-            )
-    _check_names(path, None, "suite.checks", table.checks, kind.check_names)
-    known_needs = known_requirements()
-    for need in table.requires:
-        if need not in known_needs:
-            raise BadInputError(
-                f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))})",
-                file=str(path),
-                field="suite.requires",
-            )
+    kind = None
+    tool_names: list[str] | None = None
+    if table is not None:
+        kind = _check_suite(errors, path, table)
+        tool_names = list(table.tools)
 
     seen: set[str] = set()
     cases: list[Case] = []
-    for entry in parsed.case:
+    for index, raw_case in enumerate(raw_cases):
+        label = _case_label(raw_case, index)
+        entry = _validate(errors, CaseEntry, raw_case, ("case",), label)
+        if entry is None:
+            continue
         if entry.id in seen:
-            raise BadInputError("duplicate case id", file=str(path), case_id=entry.id, field="id")
+            errors.add("duplicate case id", case_id=entry.id, field="case.id")
         seen.add(entry.id)
-        _check_names(path, entry.id, "checks", entry.checks, kind.check_names)
-        cases.append(
-            Case(
-                suite=table.name,
-                id=entry.id,
-                description=entry.description,
-                features=entry.features,
-                input=_validate_part(path, entry.id, "input", kind.input_model, entry.input),
-                expected=_validate_part(
-                    path, entry.id, "expected", kind.expected_model, entry.expected
-                ),
-                checks=list(entry.checks or table.checks or kind.check_names),
-                timeout_s=entry.timeout_s,
-            )
-        )
+        if kind is None or table is None:
+            continue
+        case = _build_case(errors, table, kind, entry, tool_names)
+        if case is not None:
+            cases.append(case)
+    errors.raise_any()
+    assert table is not None
     return Suite(path=path, table=table, cases=cases)
 
 
+def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind | None:
+    """Suite-level checks; returns the kind, if it is known."""
+    kind = get_kind(table.kind)
+    if kind is None:
+        errors.add(
+            f"unknown suite kind {table.kind!r} (known: {', '.join(kind_names())})",
+            field="suite.kind",
+        )
+    else:
+        _check_names(errors, None, "suite.checks", table.checks, kind.check_names)
+    declared = [d.name for d in table.tool]
+    for name in sorted({n for n in declared if declared.count(n) > 1}):
+        errors.add(f"tool {name!r} is declared twice", field="suite.tool")
+    registered = tool_names()
+    offered = sorted(set(declared) | set(registered))
+    for tool in table.tools:
+        if tool not in declared and tool not in registered:
+            errors.add(
+                f"unknown tool {tool!r} (known: {', '.join(offered) or 'none'})",
+                field="suite.tools",
+            )
+    suite_dir = path.resolve().parent
+    for index, decl in enumerate(table.tool, start=1):
+        where = f"suite.tool[{index}]"
+        if decl.name not in table.tools:
+            errors.add(
+                f"tool {decl.name!r} is declared but not offered: add it to suite.tools",
+                field=f"{where}.name",
+            )
+        for field, message in declared_tool_problems(decl, suite_dir):
+            errors.add(message, field=f"{where}.{field}")
+    if table.output_schema is not None:
+        problem = schema_problem(table.output_schema)
+        if problem:
+            errors.add(problem, field="suite.output_schema")
+    known_needs = known_requirements()
+    for need in table.requires:
+        if need not in known_needs:
+            errors.add(
+                f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))})",
+                field="suite.requires",
+            )
+    return kind
+
+
+def _build_case(
+    errors: _Collector,
+    table: SuiteTable,
+    kind: SuiteKind,
+    entry: CaseEntry,
+    tool_names: list[str] | None,
+) -> Case | None:
+    before = len(errors.errors)
+    _check_names(errors, entry.id, "case.checks", entry.checks, kind.check_names)
+    parsed_input = _validate(errors, kind.input_model, entry.input, ("case", "input"), entry.id)
+    expected = _validate(
+        errors, kind.expected_model, entry.expected, ("case", "expected"), entry.id
+    )
+    specs, problems = parse_assertions(entry.assertions or [], tool_names)
+    for field, message in problems:
+        errors.add(message, case_id=entry.id, field=f"case.assert{field}")
+    if len(errors.errors) > before or parsed_input is None or expected is None:
+        return None
+    case = Case(
+        suite=table.name,
+        id=entry.id,
+        description=entry.description,
+        features=entry.features,
+        input=parsed_input,
+        expected=expected,
+        checks=list(entry.checks or table.checks or kind.check_names),
+        timeout_s=entry.timeout_s,
+        threshold=entry.threshold,
+        assertions=specs,
+    )
+    # Optional kind hook: what only the kind can tell (a file a case names, a cross-field rule).
+    case_problems = getattr(kind, "case_problems", None)
+    if case_problems is not None:
+        for field, message in case_problems(table, case):
+            errors.add(message, case_id=entry.id, field=field)
+    return case
+
+
 def _check_names(
-    path: Path, case_id: str | None, field: str, names: list[str] | None, known: tuple[str, ...]
+    errors: _Collector,
+    case_id: str | None,
+    field: str,
+    names: list[str] | None,
+    known: tuple[str, ...],
 ) -> None:
     for name in names or []:
         if name not in known:
-            raise BadInputError(
-                f"unknown check {name!r} (known: {', '.join(known)})",
-                file=str(path),
+            errors.add(
+                f"unknown check {name!r} (known: {', '.join(known) or 'none'})",
                 case_id=case_id,
                 field=field,
             )

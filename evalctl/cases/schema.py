@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from evalctl.cases.tooldecl import ToolDecl
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -25,8 +27,14 @@ class SuiteTable(_Strict):
     kind: str
     # Bumped when cases or prompts change meaning; shards of different versions do not merge.
     version: str = "1"
-    system_prompt: str
+    system_prompt: str = ""
+    # Tools offered to the model: declared below in [[suite.tool]], built in, or from a plugin.
     tools: list[str] = Field(default_factory=list)
+    # Tools this suite declares itself (fixture, command or python backed).
+    tool: list[ToolDecl] = Field(default_factory=list)
+    # The answer must be JSON matching this schema: grammar-constrained on the local provider,
+    # structured output on cloud providers.
+    output_schema: dict[str, Any] | None = None
     # Names of checks run on every case unless a case lists its own.
     checks: list[str] | None = None
     max_turns: int = Field(default=4, ge=1, le=50)
@@ -41,7 +49,11 @@ class CaseEntry(_Strict):
     description: str = ""
     features: list[str] = Field(default_factory=list)
     input: dict[str, Any]
-    expected: dict[str, Any]
+    expected: dict[str, Any] = Field(default_factory=dict)
+    # `[[case.assert]]` tables; the suite's kind validates them (the `assert` kind does).
+    assertions: list[dict[str, Any]] | None = Field(default=None, alias="assert")
+    # Share of check weight that must pass for the case to pass; 1 = every check.
+    threshold: float = Field(default=1.0, ge=0, le=1)
     checks: list[str] | None = None
     timeout_s: float | None = Field(default=None, gt=0)
 
@@ -49,6 +61,17 @@ class CaseEntry(_Strict):
 class SuiteFile(_Strict):
     suite: SuiteTable
     case: list[CaseEntry] = Field(min_length=1)
+
+
+class AssertionSpec(BaseModel):
+    """One parsed `[[case.assert]]`: its type, validated parameters, check name and weight."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    type: str
+    params: BaseModel
+    name: str
+    weight: float = 1.0
 
 
 class Case(BaseModel):
@@ -64,6 +87,9 @@ class Case(BaseModel):
     expected: BaseModel
     checks: list[str]
     timeout_s: float | None
+    threshold: float = 1.0
+    # Checks declared in the suite file, scored after the kind's own.
+    assertions: list[AssertionSpec] = Field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -80,3 +106,14 @@ class Suite(BaseModel):
     @property
     def name(self) -> str:
         return self.table.name
+
+    # Resolved when the suite is loaded: a later change of working directory must not move it.
+    _directory: Path = PrivateAttr()
+
+    def model_post_init(self, context: Any, /) -> None:
+        self._directory = self.path.resolve().parent
+
+    @property
+    def directory(self) -> Path:
+        """Where the suite's relative paths (fixtures, commands, modules) resolve from."""
+        return self._directory

@@ -40,6 +40,8 @@ class CheckResult(_Strict):
     expected: Any = None
     actual: Any = None
     message: str = ""
+    # Set when not 1: the check's share of the case score (an assertion's `weight`).
+    weight: float | None = None
 
     @model_validator(mode="before")
     @classmethod

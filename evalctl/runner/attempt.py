@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalctl.assertions.evaluate import score_declared
 from evalctl.cases.schema import Case, Suite
 from evalctl.chat import CompletionRequest, CompletionResponse, Message, Usage
 from evalctl.config import Settings
@@ -22,7 +23,7 @@ from evalctl.results.models import (
     TurnRecord,
 )
 from evalctl.retry import RetryPolicy
-from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
+from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript, opening_messages, shape_for
 from evalctl.secrets import redact
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
 
@@ -64,12 +65,17 @@ FINAL_ANSWER_PROMPT = (
 )
 
 
-def _status_of(checks: list[CheckResult]) -> CaseStatus:
-    """`pass` when no check failed and at least one passed: an `n/a` check had nothing to
-    test, so it neither fails a case nor, alone, passes one."""
-    if any(c.failed for c in checks):
+def _status_of(checks: list[CheckResult], threshold: float = 1.0) -> CaseStatus:
+    """`pass` when the passed checks carry at least `threshold` of the weight of the checks
+    that applied (1, the default: none failed), and at least one passed. An `n/a` check had
+    nothing to test, so it neither fails a case nor, alone, passes one."""
+    applied = [c for c in checks if not c.not_applicable]
+    if not any(c.status == "pass" for c in applied):
         return "fail"
-    return "pass" if any(c.status == "pass" for c in checks) else "fail"
+    weights = [1.0 if c.weight is None else c.weight for c in applied]
+    share = sum(w for w, c in zip(weights, applied, strict=True) if c.passed) / sum(weights)
+    # A small tolerance: three checks of weight 1/3 that all pass must reach 1.
+    return "pass" if share >= threshold - 1e-9 else "fail"
 
 
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
@@ -99,17 +105,14 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     deadline = started + setup.timeout_s
     ctx = ToolContext(
         case=case,
-        fixtures_dir=setup.suite.path.parent / "fixtures",
+        fixtures_dir=setup.suite.directory / "fixtures",
         settings=setup.settings,
         resources=setup.resources,
     )
     spy = ToolSpy(setup.tools, ctx)
-    shape = setup.kind.request_shape(table, case)
+    shape = shape_for(setup.kind, table, case)
     tool_defs = [tool.definition for tool in setup.tools.values()]
-    messages = [
-        Message.system(table.system_prompt),
-        Message.user(setup.kind.build_prompt(table, case, ctx)),
-    ]
+    messages = opening_messages(setup.kind, table, case, ctx)
     responses: list[CompletionResponse] = []
     turns: list[TurnRecord] = []
     usage = Usage()
@@ -193,8 +196,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     except EvalctlError as exc:
         return ended_in_error(str(exc))
 
-    checks = setup.kind.score(case, Transcript(messages, responses, spy.records, ctx))
-    status = _status_of(checks)
+    transcript = Transcript(messages, responses, spy.records, ctx)
+    checks = setup.kind.score(case, transcript) + score_declared(table, case, transcript)
+    status = _status_of(checks, case.threshold)
     # A check that could not reach a verdict (a judge that did not answer) leaves the case
     # unscored: `error`, not `fail`, with the checks kept to show which one and why.
     unjudged = [c for c in checks if c.status == "error"]

@@ -21,7 +21,7 @@ from evalctl.errors import EvalctlError, ExitCode
 from evalctl.judge.cache import JudgeCache
 from evalctl.judge.service import JUDGE_RESOURCE, Judge
 from evalctl.plugin_loader import configure as configure_plugins
-from evalctl.plugin_loader import get_kind, get_tools
+from evalctl.plugin_loader import get_kind
 from evalctl.providers.base import Provider, provider_run_settings
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.results.io import write_run
@@ -43,6 +43,7 @@ from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
 from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
+from evalctl.runner.suite_tools import suite_tools
 from evalctl.sharding import in_shard
 
 # Providers whose backends take parallel requests; the local daemon serialises generation,
@@ -89,7 +90,7 @@ def _setups(
         resources: dict[str, Any] = {JUDGE_RESOURCE: judge}
         kind = get_kind(suite.table.kind)
         assert kind is not None  # the loader rejected unknown kinds
-        tools = get_tools(suite.table.tools)
+        tools = suite_tools(suite)
         for case in suite.cases:
             timeout = (
                 request.timeout_s

@@ -61,8 +61,30 @@ class SuiteKind(Protocol):
     @property
     def check_names(self) -> tuple[str, ...]: ...
 
-    def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str: ...
+    # The user's turn as text, or the whole conversation after the system prompt.
+    def build_prompt(
+        self, suite: SuiteTable, case: Case, ctx: ToolContext
+    ) -> str | list[Message]: ...
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape: ...
 
     def score(self, case: Case, transcript: Transcript) -> list[CheckResult]: ...
+
+
+def opening_messages(
+    kind: SuiteKind, suite: SuiteTable, case: Case, ctx: ToolContext
+) -> list[Message]:
+    """The conversation a case starts with: the system prompt (if any), then the kind's turn."""
+    built = kind.build_prompt(suite, case, ctx)
+    conversation = [Message.user(built)] if isinstance(built, str) else built
+    system = [Message.system(suite.system_prompt)] if suite.system_prompt.strip() else []
+    return system + conversation
+
+
+def shape_for(kind: SuiteKind, suite: SuiteTable, case: Case) -> RequestShape:
+    """The kind's request shape, with the suite's `output_schema` (if any) as the answer's
+    schema: the suite file has the last word."""
+    shape = kind.request_shape(suite, case)
+    if suite.output_schema is not None:
+        shape.json_schema = suite.output_schema
+    return shape

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalctl.cases.schema import Suite
-from evalctl.chat import CompletionRequest, Message
+from evalctl.chat import CompletionRequest
 from evalctl.config import Settings
-from evalctl.plugin_loader import get_kind, get_tools
-from evalctl.scoring.kinds import RequestShape
+from evalctl.plugin_loader import get_kind
+from evalctl.runner.suite_tools import suite_tools
+from evalctl.scoring.kinds import RequestShape, opening_messages, shape_for
 from evalctl.tools.base import ToolContext
 
 
@@ -48,21 +49,18 @@ def first_turn_calls(
         table = suite.table
         kind = get_kind(table.kind)
         assert kind is not None  # the loader rejected unknown kinds
-        tools = get_tools(table.tools)
+        tools = suite_tools(suite)
         tool_defs = [tool.definition for tool in tools.values()]
         for case in suite.cases:
             ctx = ToolContext(
                 case=case,
-                fixtures_dir=suite.path.parent / "fixtures",
+                fixtures_dir=suite.directory / "fixtures",
                 settings=settings,
                 resources=resources,
             )
-            shape = kind.request_shape(table, case)
+            shape = shape_for(kind, table, case)
             request = CompletionRequest(
-                messages=[
-                    Message.system(table.system_prompt),
-                    Message.user(kind.build_prompt(table, case, ctx)),
-                ],
+                messages=opening_messages(kind, table, case, ctx),
                 tools=tool_defs,
                 tool_choice=_first_turn_choice(shape) if tool_defs else "none",
                 json_schema=shape.json_schema,

@@ -1,10 +1,12 @@
-"""The built-in suites, one package each: its kind, tools and the resources it needs.
+"""The built-in plugins: the `assert` kind with its assertion types, then the built-in
+suites, one package each (its kind, tools and the resources it needs).
 
-Each package is a plugin with a `register(registry)` function, loaded through the same API
+Each is a plugin with a `register(registry)` function, loaded through the same API
 (`evalctl.plugin`) as third-party plugins; this list is the only place that names them.
 """
 
 BUILTIN_PLUGINS = (
+    "evalctl.assertions.plugin",
     "evalctl.suites.release_assets",
     "evalctl.suites.asset_triage",
     "evalctl.suites.sommelier",

@@ -18,6 +18,11 @@ class ToolInputError(Exception):
     """The model called a tool with unusable arguments; the message goes back to the model."""
 
 
+class ToolFailedError(ToolInputError):
+    """The tool itself failed (an error, a non-zero exit, a timeout). Like a bad call, this
+    goes back to the model as a tool error: it is the feature under test, not the harness."""
+
+
 @dataclass
 class ToolContext:
     case: Case

@@ -1,0 +1,45 @@
+"""`[[suite.tool]]`: a tool a suite declares itself, backed by a fixture, a command or a
+Python function. Only the shape lives here; `evalctl.tools.declared` runs them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
+BACKENDS = ("fixture", "command", "python")
+
+
+class ToolDecl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str
+    # A JSON Schema object for the arguments, shown to the model as is.
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    # Backend 1: a JSON object file keyed by the value of the argument `key`.
+    fixture: str | None = None
+    key: str | None = None
+    # Backend 2: a process that reads the arguments as JSON on stdin, prints the result JSON.
+    command: list[str] | None = Field(default=None, min_length=1)
+    # Backend 3: "module:function", called with the arguments as keyword arguments.
+    python: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    # Past this, a command is killed (a python function abandoned) and the model gets a tool error.
+    timeout_s: float = Field(default=10.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _one_backend(self) -> ToolDecl:
+        chosen = [b for b in BACKENDS if getattr(self, b) is not None]
+        if len(chosen) != 1:
+            found = ", ".join(chosen) if chosen else "none"
+            raise ValueError(f"declare exactly one of fixture, command, python (found: {found})")
+        if self.fixture is not None and self.key is None:
+            raise ValueError("a fixture-backed tool needs `key`: the argument that picks the entry")
+        if self.fixture is None and self.key is not None:
+            raise ValueError("`key` applies only to a fixture-backed tool")
+        return self
+
+    @property
+    def backend(self) -> str:
+        return next(b for b in BACKENDS if getattr(self, b) is not None)

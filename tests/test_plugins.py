@@ -172,7 +172,7 @@ def test_without_the_plugin_the_suite_is_refused_naming_the_known_kinds(
     proc = evalctl(root, "cases", "validate", "cases/ping.toml", home=evalctl_home)
     assert proc.returncode == 2
     assert "unknown suite kind 'ping'" in proc.stderr
-    assert "known: asset-triage, catalog-qa, install-recipe" in proc.stderr
+    assert "known: assert, asset-triage, catalog-qa, install-recipe" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

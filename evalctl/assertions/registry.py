@@ -11,10 +11,11 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from evalctl.assertions.base import Assertion, Evidence
-from evalctl.plugin import Check
-from evalctl.plugin_loader import registry
+from evalctl.plugin_loader import check_names, get_check
 from evalctl.results.models import CheckResult
 from evalctl.scoring.kinds import Transcript
+
+__all__ = ["ModelCheck", "check_names", "default_name", "get_check", "tools_named"]
 
 
 class ModelCheck:
@@ -33,14 +34,6 @@ class ModelCheck:
             actual=outcome.actual,
             message=outcome.reason,
         )
-
-
-def get_check(name: str) -> Check | None:
-    return registry().check(name)
-
-
-def check_names() -> list[str]:
-    return registry().names("check")
 
 
 def default_name(type_name: str, params: BaseModel) -> str:

@@ -337,3 +337,63 @@ def test_a_fake_server_fault_leaves_the_check_in_error(
     assert "HTTP 401" in check.message and "[REDACTED" in check.message
     assert OPENAI_KEY not in check.message
     assert len(server.requests) == 2  # the 429 was retried, the 401 was not
+
+
+# -- in an `assert` suite, as users write it -----------------------------------------------
+
+ASSERT_SUITE = """\
+[suite]
+name = "support"
+kind = "assert"
+system_prompt = "You answer customer emails."
+
+[[case]]
+id = "refund"
+input = { prompt = "Can I still return the kettle I bought last week?" }
+[[case.assert]]
+type = "icontains"
+value = "refund"
+[[case.assert]]
+type = "judge"
+rubric = "Says a return is possible and gives the 14-day window."
+"""
+
+
+def assert_script(path: Path, judge_reply: str) -> Path:
+    path.write_text(
+        '[[cases."support/refund"]]\n'
+        'content = "Yes: a full refund within 14 days of purchase."\n\n'
+        f'[[cases."support/refund#judge"]]\n{judge_reply}\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize(("word", "status", "code"), [("pass", "pass", 0), ("fail", "fail", 0)])
+def test_judge_in_an_assert_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], word: str, status: str, code: int
+) -> None:
+    suite = tmp_path / "support.toml"
+    suite.write_text(ASSERT_SUITE)
+    replies = assert_script(tmp_path / "s.toml", f"content = {verdict(word, 'window given')}")
+    out = tmp_path / "out"
+    args = ["run", "--provider", "scripted", "--script", str(replies), "--cases", str(suite)]
+    result = run_cli(capsys, *args, "--out", str(out), "--no-progress")
+    assert result.code == code, result.err
+    [case] = json.loads((out / "results.json").read_text())["cases"]
+    assert case["status"] == status
+    checks = {c["name"]: c for c in case["checks"]}
+    assert checks["judge"]["status"] == status
+    assert checks["judge"]["message"] == "window given"
+    assert checks["judge"]["actual"]["judge"] == "scripted/scripted"
+    assert "14-day window" in checks["judge"]["expected"]
+
+
+def test_a_broken_judge_assertion_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "support.toml"
+    suite.write_text(ASSERT_SUITE.replace('type = "judge"', 'type = "judge"\nprovider = "nope"'))
+    result = run_cli(capsys, "cases", "validate", str(suite))
+    assert result.code == 2
+    assert "support.toml" in result.err and "refund" in result.err
+    assert "provider" in result.err and "nope" in result.err

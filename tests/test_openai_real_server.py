@@ -167,3 +167,69 @@ def test_a_tool_using_suite_round_trips_tool_results(
 
 
 FORCED_ECHO = ForcedEcho()
+
+
+SCHEMA_SUITE = """\
+[suite]
+name = "sentiment"
+kind = "assert"
+system_prompt = "Classify the sentiment of the review. Answer with JSON only."
+max_tokens = 64
+
+[suite.output_schema]
+type = "object"
+required = ["sentiment"]
+additionalProperties = false
+properties = { sentiment = { type = "string", enum = ["positive", "negative"] } }
+
+[[case]]
+id = "happy"
+input = { prompt = "Review: I love this kettle, it boils in a minute." }
+[[case.assert]]
+type = "json-field"
+path = "sentiment"
+equals = "positive"
+
+[[case]]
+id = "sad"
+input = { prompt = "Review: It broke after two days and support never answered." }
+[[case.assert]]
+type = "json-field"
+path = "sentiment"
+equals = "negative"
+"""
+
+
+def test_an_output_schema_suite_gets_json_matching_the_schema(
+    openai_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "sentiment.toml"
+    suite.write_text(SCHEMA_SUITE)
+    out = tmp_path / "out"
+    args = ["run", "--provider", "openai", "--cases", str(suite), "--out", str(out)]
+    result = run_cli(capsys, *args, "--no-progress")
+    assert result.code == 0, result.err
+    doc = _assert_every_case_scored(out, expected_cases=2)
+    for case in doc["cases"]:  # type: ignore[attr-defined]
+        # JSON mode with the schema's grammar: the answer always fits the schema.
+        checks = {c["name"]: c["status"] for c in case["checks"]}
+        assert checks["output_schema"] == "pass", case["output"]
+    _assert_key_nowhere(out, result.out, result.err)
+
+
+def test_the_issue_s_tool_using_assert_suite_is_scored(
+    openai_env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.assert_helpers import write_issue_suite
+
+    suite = write_issue_suite(tmp_path)
+    out = tmp_path / "out"
+    args = ["run", "--provider", "openai", "--cases", str(suite), "--out", str(out)]
+    result = run_cli(capsys, *args, "--no-progress")
+    assert result.code == 0, result.err
+    doc = _assert_every_case_scored(out, expected_cases=1)
+    [case] = doc["cases"]  # type: ignore[index]
+    # The tool went over the wire (llama-cpp-python's server answers "auto" with text, so
+    # whether the model called it is the model's business); the JSON answer is checked.
+    assert {c["name"] for c in case["checks"]} >= {"output_schema", "tool-called:weather"}
+    _assert_key_nowhere(out, result.out, result.err)

@@ -227,3 +227,13 @@ def test_cites_matches_numbers_by_their_spelling_and_objects_by_every_leaf() -> 
     assert cites("cloudy, 18", {"sky": "cloudy", "temp_c": 18})
     assert not cites("cloudy", {"sky": "cloudy", "temp_c": 18})
     assert not cites("anything", None)
+
+
+def test_cites_uses_the_grounding_primitive_whole_words_not_substrings() -> None:
+    # The same matching as the sommelier's grounding check (evalctl.scoring.grounding).
+    assert not cites("It is 210 km away", 21)  # a number is a whole number
+    assert not cites("Order A21 shipped", 21)
+    assert cites("the total is 1,200 dollars", 1200)
+    assert not cites("Parisian weather", "Paris")  # a word is a whole word
+    assert cites("Nero d'Avola by Planeta", "Planeta Nero d\u2019Avola")  # order, apostrophes
+    assert not cites("Fake Estate Reserve", "Tignanello")

@@ -1,8 +1,9 @@
 """Grounding: the answer cites what a tool actually returned during this case.
 
-The matching primitive, `cites`, is kept apart on purpose: how strictly an answer must
-quote a value (number formats, units, paraphrase) is expected to get stricter and smarter
-without touching the assertion around it.
+The matching primitive is the one the sommelier's grounding check uses
+(evalctl.scoring.grounding): whole normalised words, not substrings. It is kept apart from
+the assertion so how strictly an answer must quote a value can get smarter without touching
+the assertion around it.
 """
 
 from __future__ import annotations
@@ -10,36 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from evalctl.assertions.base import Assertion, Evidence, Outcome, returned_value, value_at
-
-
-def _scalar_forms(value: Any) -> list[str]:
-    """The spellings of a scalar an answer may use: 21.0 may be written 21."""
-    if isinstance(value, bool):
-        return ["true" if value else "false"]
-    if isinstance(value, float) and value.is_integer():
-        return [str(int(value)), repr(value)]
-    return [str(value)]
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, list):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [] if value is None else [value]
+from evalctl.scoring.grounding import mentions_value
 
 
 def cites(answer: str, value: Any) -> bool:
-    """Whether `answer` contains `value`: a scalar by one of its spellings (ignoring case),
-    an object or list by every scalar inside it."""
-    leaves = _leaves(value)
-    if not leaves:
-        return False
-    folded = answer.casefold()
-    return all(
-        any(form.strip().casefold() in folded for form in _scalar_forms(leaf) if form.strip())
-        for leaf in leaves
-    )
+    """Whether `answer` cites `value`, a value a tool returned: the shared grounding
+    primitive (evalctl.scoring.grounding.mentions_value). A string counts by its whole
+    normalised words, in any order and close together, never as a substring ("Paris" is not
+    cited by "Parisian"); a number as a whole number (21 is not in 210, 21.0 may be written
+    21); an object or list by every scalar inside it."""
+    return mentions_value(answer, value)
 
 
 class CitesToolResult(Assertion):

@@ -207,7 +207,9 @@ def mentions_value(answer: str, value: Any) -> bool:
     if not leaves:
         return False
     tokens = name_words(answer)
-    numbers = set(re.findall(r"-?\d+(?:\.\d+)?", answer.replace(",", "")))
+    # Whole numbers only (21 is not in 210 or in A21); 1,200 is 1200.
+    plain = re.sub(r"(?<=\d),(?=\d{3}\b)", "", answer)
+    numbers = set(re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)", plain))
     for leaf in leaves:
         if isinstance(leaf, bool | int | float):
             if not any(form in numbers or form in tokens for form in _scalar_forms(leaf)):

@@ -65,3 +65,83 @@ def test_paths_resolve_against_the_suite_file_not_the_working_directory(
     weather = suite_tools(loaded)["weather"]
     ctx = ToolContext(case=loaded.cases[0], fixtures_dir=Path("unused"), settings=Settings())
     assert json.loads(weather.run({"city": "Paris"}, ctx).content)["sky"] == "cloudy"
+
+
+BROKEN = """
+[suite]
+name = "broken"
+kind = "assert"
+tools = ["weather", "lookup_order"]
+output_schema = { type = "objekt" }
+
+[[suite.tool]]
+name = "weather"
+description = "Weather"
+fixture = "fixtures/missing.json"
+key = "city"
+
+[[case]]
+id = "one"
+input = { prompt = "hi", messages = [{ role = "user", content = "hi" }] }
+[[case.assert]]
+type = "json-field"
+path = "city"
+equals = "Paris"
+tolerance = 1
+[[case.assert]]
+type = "containz"
+value = "x"
+
+[[case]]
+id = "two"
+input = { prompt = "hi" }
+[[case.assert]]
+type = "tool-called"
+name = "wether"
+"""
+
+
+def test_validate_reports_every_error_of_every_file(tmp_path: Path) -> None:
+    (tmp_path / "broken.toml").write_text(BROKEN)
+    (tmp_path / "also.toml").write_text(BROKEN.replace('"broken"', '"also"'))
+    checked = evalctl(tmp_path, "cases", "validate", ".")
+    assert checked.returncode == 2
+    assert "Traceback" not in checked.stderr
+    lines = checked.stderr.replace("error: ", "").splitlines()
+    expected = [
+        "field 'suite.tools': unknown tool 'lookup_order' (known: extract_pattern,",
+        "field 'suite.tool[1].fixture': fixture file not found:",
+        "field 'suite.tool[1].key': 'city' is not one of the tool's parameters (known: none)",
+        "field 'suite.output_schema': invalid JSON Schema:",
+        "case 'one': field 'case.input': give exactly one of prompt, messages",
+        "case 'one': field 'case.assert[1].tolerance': unknown key",
+        "case 'one': field 'case.assert[2].type': unknown assertion type 'containz' "
+        "(known: cites-tool-result, contains,",
+        "case 'two': field 'case.assert[1].name': unknown tool 'wether' "
+        "(suite tools: weather, lookup_order)",
+    ]
+    for name in ("also.toml", "broken.toml"):
+        for needle in expected:
+            assert any(name in line and needle in line for line in lines), (needle, lines)
+    assert len(lines) == 2 * len(expected)
+
+
+def test_a_reply_script_key_that_matches_no_case_is_an_error(tmp_path: Path) -> None:
+    suite = write_issue_suite(tmp_path)
+    typo = tmp_path / "typo.toml"
+    typo.write_text(ISSUE_REPLIES.replace("capitals/france", "capitals/frnace", 1))
+    for args in (
+        ["cases", "validate", str(suite), "--script", str(typo)],
+        ["run", "--provider", "scripted", "--script", str(typo), "--cases", str(suite)],
+    ):
+        proc = evalctl(tmp_path, *args)
+        assert proc.returncode == 2, proc.stderr
+        assert "'capitals/frnace' matches no case (known: capitals/france)" in proc.stderr
+        assert str(typo) in proc.stderr and "Traceback" not in proc.stderr
+    # A bare id, and a case's side requests (`#judge`), are keys that match.
+    fine = tmp_path / "fine.toml"
+    fine.write_text(
+        ISSUE_REPLIES.replace("capitals/france", "france", 1)
+        + '\n[[cases."capitals/france#judge"]]\ncontent = "{}"\n'
+    )
+    assert evalctl(tmp_path, "cases", "validate", str(suite), "--script", str(fine)).returncode == 0

@@ -248,19 +248,26 @@ def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
     return files
 
 
-def load_suites(
-    paths: list[Path] | None,
-    cases_dir: Path,
-    *,
-    suite_names: list[str] | None = None,
-    case_glob: str | None = None,
-) -> list[Suite]:
+def load_all(paths: list[Path] | None, cases_dir: Path) -> list[Suite]:
+    """Every suite of the given files and directories (default: `cases_dir`); suite names
+    must be unique among them."""
     suites = [load_suite(p) for p in discover(paths, cases_dir)]
     names = [s.name for s in suites]
     for name in set(names):
         if names.count(name) > 1:
             files = ", ".join(str(s.path) for s in suites if s.name == name)
             raise BadInputError(f"suite name {name!r} is used by several files: {files}")
+    return suites
+
+
+def select(
+    suites: list[Suite],
+    *,
+    suite_names: list[str] | None = None,
+    case_glob: str | None = None,
+) -> list[Suite]:
+    """The suites named (all when none are), each narrowed to the cases matching the glob."""
+    names = [s.name for s in suites]
     if suite_names:
         unknown = [n for n in suite_names if n not in names]
         if unknown:
@@ -270,11 +277,24 @@ def load_suites(
             )
         suites = [s for s in suites if s.name in suite_names]
     if case_glob:
+        narrowed = []
         for suite in suites:
-            suite.cases = [
+            cases = [
                 c
                 for c in suite.cases
                 if fnmatch.fnmatchcase(c.id, case_glob) or fnmatch.fnmatchcase(c.key, case_glob)
             ]
-        suites = [s for s in suites if s.cases]
+            if cases:
+                narrowed.append(suite.model_copy(update={"cases": cases}))
+        suites = narrowed
     return suites
+
+
+def load_suites(
+    paths: list[Path] | None,
+    cases_dir: Path,
+    *,
+    suite_names: list[str] | None = None,
+    case_glob: str | None = None,
+) -> list[Suite]:
+    return select(load_all(paths, cases_dir), suite_names=suite_names, case_glob=case_glob)

@@ -8,9 +8,10 @@ import typer
 from pydantic import BaseModel
 from rich.table import Table
 
-from evalctl.cases.loader import discover, load_suite, load_suites
+from evalctl.cases.loader import SuiteErrors, discover, load_suite, load_suites
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.errors import BadInputError
 
 cases_app = typer.Typer(help="List and validate case suites.", no_args_is_help=True)
 
@@ -80,12 +81,31 @@ def list_cases(
 @cases_app.command("validate")
 def validate(
     paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
+    script: Path | None = typer.Option(
+        None,
+        "--script",
+        help="Also check this reply script: each of its case keys must match a case.",
+    ),
     as_json: bool = options.JSON,
 ) -> None:
-    """Validate suite files strictly; exit 2 naming the file, case id and field on error."""
+    """Validate suite files strictly: everything `run` would check, files and modules they
+    name included. Exit 2 listing every problem (file, case id, field) in every file."""
     settings = options.settings_from_env()
     files = discover(paths or None, settings.cases_dir)
-    suites = [load_suite(f) for f in files]
+    suites, problems = [], []
+    for file in files:
+        try:
+            suites.append(load_suite(file))
+        except SuiteErrors as exc:
+            problems.extend(exc.errors)
+        except BadInputError as exc:
+            problems.append(exc)
+    if problems:
+        raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
+    if script is not None:
+        from evalctl.providers.scripted import check_script_keys
+
+        check_script_keys(script, [c.key for s in suites for c in s.cases])
     report = ValidationReport(
         files=[str(f) for f in files], suites=len(suites), cases=sum(len(s.cases) for s in suites)
     )

@@ -20,6 +20,7 @@ and `delay_s` to simulate latency. Past the end of its list a case repeats its l
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,6 +73,29 @@ def load_script(path: Path) -> Script:
         raise BadInputError(
             err["msg"], file=str(path), case_id=case_id, field=".".join(loc)
         ) from None
+
+
+def unmatched_keys(script: Script, case_keys: Iterable[str]) -> list[str]:
+    """Script keys that no case would ever look up. A key is `suite/id` or a bare `id`, with
+    an optional `#suffix` for a case's side requests (`#judge`)."""
+    keys = set(case_keys)
+    ids = {key.split("/", 1)[-1] for key in keys}
+    return [k for k in script.cases if k.split("#", 1)[0] not in keys | ids]
+
+
+def check_script_keys(path: Path, case_keys: Iterable[str]) -> None:
+    """A mistyped case key would silently fall back to `default` (or to no reply): refuse
+    a script whose keys match no case of the suites in scope."""
+    keys = sorted(case_keys)
+    unmatched = unmatched_keys(load_script(path), keys)
+    if unmatched:
+        shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+        raise BadInputError(
+            f"{', '.join(map(repr, unmatched))} "
+            f"{'matches' if len(unmatched) == 1 else 'match'} no case (known: {shown})",
+            file=str(path),
+            field="cases",
+        )
 
 
 class ScriptedProvider:

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from evalctl import __version__
-from evalctl.cases.loader import load_suites
+from evalctl.cases.loader import load_all, select
 from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
@@ -24,6 +24,7 @@ from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind
 from evalctl.providers.base import Provider, provider_run_settings
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
+from evalctl.providers.scripted import check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     CaseResult,
@@ -114,9 +115,8 @@ def execute_run(
     configure_plugins(settings)  # the plugins evalctl.toml names provide kinds and tools
     # The configured defaults name suites of cases_dir; explicit paths run what they hold.
     narrowed_to = request.suites or ([] if request.paths else settings.default_suites)
-    suites = load_suites(
-        request.paths, settings.cases_dir, suite_names=narrowed_to, case_glob=request.case_glob
-    )
+    everything = load_all(request.paths, settings.cases_dir)
+    suites = select(everything, suite_names=narrowed_to, case_glob=request.case_glob)
     if not suites:
         raise EvalctlError(
             "no cases matched",
@@ -130,6 +130,10 @@ def execute_run(
     retry = retry or RetryPolicy()
     judge: Judge | None = None
     try:
+        if request.script is not None and provider.name == "scripted":
+            # Against every suite in scope, not only the selected ones: one script may serve
+            # several suites run one --suite at a time.
+            check_script_keys(request.script, [c.key for s in everything for c in s.cases])
         if request.restart_per_case:
             provider = RestartPerCase.around(provider, cooldown_s=request.cooldown_s)
         # Grades `judge` assertions; it creates a judging provider only when one is needed.

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.baselines.compare import compare_baseline
-from evalctl.chat import CompletionResponse, Message, ToolCall
+from evalctl.chat import CompletionResponse, Message, ToolCall, ToolResult
 from evalctl.reports.histogram import bin_index, histogram
 from evalctl.reports.kit.elements import SVG_NS, XHTML_NS, serialize
 from evalctl.reports.run_page import run_page
@@ -75,7 +75,17 @@ def sample_run() -> RunResult:
                 ),
                 TurnRecord(
                     turn=2,
-                    sent=[Message.user(FINAL_ANSWER_PROMPT)],
+                    sent=[
+                        Message.tool_result(
+                            ToolResult(
+                                tool_call_id="c1",
+                                name="search_wines",
+                                content="error: price_max must be a number",
+                                is_error=True,
+                            )
+                        ),
+                        Message.user(FINAL_ANSWER_PROMPT),
+                    ],
                     tool_choice="none",
                     tools_offered=False,
                     final_answer_turn=True,
@@ -190,6 +200,9 @@ def test_failed_case_transcript_and_reasons_are_readable_without_results_json() 
     assert '"query": "red under $20"' in text  # the input
     assert "You are a sommelier." in text  # the system prompt, by reference
     assert "search_wines" in text and "price_max must be a number" in text  # call + result
+    # The tool result sent back on turn 2 is the one shown under turn 1: shown once.
+    assert text.count("price_max must be a number") == 1
+    assert "tool (search_wines): the result shown above" in text
     assert "last answer turn (tools disabled" in text
     # Control characters from the model are shown as symbols, not passed through.
     assert "I pick␀ ␛[31mthis␛[0m" in text and "\x1b" not in text

@@ -112,12 +112,20 @@ def _message_block(message: Message) -> ET.Element:
     return el("div", *parts, class_="msg")
 
 
-def _turn_block(turn: TurnRecord, calls: list[ToolCallRecord]) -> ET.Element:
+def _turn_block(
+    turn: TurnRecord, calls: list[ToolCallRecord], shown: Sequence[ToolCallRecord] = ()
+) -> ET.Element:
     title = f"turn {turn.turn} · tool_choice {turn.tool_choice}"
     if turn.final_answer_turn:
         title += " · last answer turn (tools disabled: the turn budget ended on a tool call)"
     parts: list[ET.Element | str | None] = [el("h4", title)]
-    parts += [_message_block(m) for m in turn.sent]
+    for message in turn.sent:
+        if message.role == "tool" and any(message.content == c.result for c in shown):
+            # Already shown under the turn that called the tool; said once, not twice.
+            label = f"tool ({message.name}): the result shown above"
+            parts.append(el("div", el("b", label), class_="msg note"))
+        else:
+            parts.append(_message_block(message))
     reply = turn.reply
     if reply is None:
         parts.append(el("p", "no reply (the attempt ended here)", class_="warn"))
@@ -147,7 +155,11 @@ def transcript_block(case: CaseResult, system_prompts: dict[str, str]) -> ET.Ele
     for record in case.tool_calls:
         by_turn.setdefault(record.turn, []).append(record)
     if case.transcript:
-        body += [_turn_block(t, by_turn.get(t.turn, [])) for t in case.transcript]
+        earlier = list(case.tool_calls)
+        body += [
+            _turn_block(t, by_turn.get(t.turn, []), [r for r in earlier if r.turn < t.turn])
+            for t in case.transcript
+        ]
     else:
         # Results written before transcripts were kept (version 1): the tool calls and the
         # final answer are all there is.

@@ -52,6 +52,12 @@ def test_prose_mentions_need_the_distinctive_words_together() -> None:
     assert names().named_in("Yellow is the bright colour of sun; any tail wags.") == []
 
 
+def test_numbers_in_a_name_do_not_make_a_prose_mention() -> None:
+    tokaji = Names(["Royal Tokaji 5 Puttonyos Aszu"], generic=["Tokaji", "Puttonyos", "Aszu"])
+    assert tokaji.named_in("Five royal reasons: 5 of them.") == ["Royal Tokaji 5 Puttonyos Aszu"]
+    assert tokaji.named_in("I have 5 bottles of red.") == []
+
+
 def test_mentions_value_matches_whole_words_and_numbers() -> None:
     assert mentions_value("It costs 21 dollars in Paris.", {"price": 21.0, "city": "paris"})
     assert not mentions_value("It costs 210 dollars.", 21)

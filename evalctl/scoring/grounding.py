@@ -163,8 +163,11 @@ class Names:
         tokens = name_words(text)
         found = []
         for name in self.names:
-            need = self._keys[name] - self.generic or self._keys[name]
-            if _within_window(tokens, need, len(need) + 2):
+            # Numbers ("Bin 389", "20 Year Old") are left out when words remain: a stray
+            # number near a common word must not name a wine.
+            distinctive = self._keys[name] - self.generic
+            need = {w for w in distinctive if not w.isdigit()} or distinctive or self._keys[name]
+            if _within_window(tokens, frozenset(need), len(need) + 2):
                 found.append(name)
         # A longer name found in the same words wins over a name it contains.
         return [n for n in found if not any(self._keys[n] < self._keys[m] for m in found if m != n)]

@@ -251,3 +251,11 @@ def test_a_full_disk_while_journaling_is_an_environment_error() -> None:
     assert "/dev/full" in info.value.message
     assert "No space left" in info.value.message
     assert info.value.hint is not None and "disk space" in info.value.hint
+
+
+def test_a_model_path_that_is_a_directory_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(capsys, "models", "verify", str(tmp_path))
+    assert_bad_input(result, tmp_path)
+    assert "is a directory" in result.err

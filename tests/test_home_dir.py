@@ -94,3 +94,14 @@ def test_an_unusable_home_exits_3_with_what_to_fix(
     assert "Traceback" not in result.err
     assert str(home) in result.err
     assert "EVALCTL_HOME" in result.err
+
+
+def test_the_judge_cache_lives_in_the_private_home(tmp_path: Path) -> None:
+    from evalctl.judge.cache import JudgeCache
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    cache = JudgeCache(shared)
+    assert cache.directory.parent == shared / f"evalctl-{os.getuid()}"
+    assert _mode(shared) == 0o1777

@@ -83,7 +83,7 @@ def main() -> None:
     except OSError as exc:
         # A full disk, a read-only mount or missing permissions that surfaced somewhere no
         # library code anticipated: still the machine's to fix (exit 3), not a bug.
-        error = environment_error(exc)
+        error = environment_error(exc, "use")
         if error is None:
             _internal(exc, as_json)
         _fail(error, as_json)

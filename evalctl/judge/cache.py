@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalctl.chat import Usage
-from evalctl.config import ensure_private_dir
+from evalctl.config import ensure_private_dir, private_home_for
 from evalctl.judge.prompt import PROMPT_VERSION, Verdict
 from evalctl.results.io import write_text_atomic
 
@@ -44,8 +44,17 @@ class JudgeCache:
     """A directory of judgements; `enabled=False` (`--no-judge-cache`) reads and writes none."""
 
     def __init__(self, home: Path, *, enabled: bool = True):
-        self.directory = home / CACHE_DIR
+        self._home = home
+        self._directory: Path | None = None
         self.enabled = enabled
+
+    @property
+    def directory(self) -> Path:
+        # Under the private home (a shared EVALCTL_HOME gets an evalctl-<uid>/ inside it),
+        # resolved on first use so a run that never judges never touches the home.
+        if self._directory is None:
+            self._directory = private_home_for(self._home) / CACHE_DIR
+        return self._directory
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"

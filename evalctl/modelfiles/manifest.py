@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from evalctl import userfiles
 from evalctl.errors import BadInputError, EvalctlError, ExitCode
 
 MANIFEST_PATH = Path(__file__).with_name("models.toml")
@@ -81,6 +82,8 @@ def resolve(model: str | None) -> ResolvedModel:
     path = Path(name).expanduser()
     if path.is_file():
         return ResolvedModel(path.stem, path.resolve(), None, None)
+    if path.is_dir():
+        raise BadInputError("is a directory, expected a GGUF file", file=str(path), field="--model")
     raise BadInputError(
         f"no model named {name!r} in the manifest and no such file",
         field="--model",
@@ -98,9 +101,14 @@ def describe_model_problem(model: str | None) -> str | None:
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
+    try:
+        with path.open("rb") as fh:
+            while block := fh.read(chunk):
+                digest.update(block)
+    except OSError:
+        # Missing, a directory, no permission: the reader of user files words it (exit 2).
+        userfiles.read_bytes(path, what="model file")
+        raise
     return digest.hexdigest()
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalctl import userfiles
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.chat import ToolDef
 from evalctl.errors import BadInputError
@@ -53,14 +54,13 @@ def _definition(decl: ToolDecl) -> ToolDef:
 
 def read_fixture(path: Path) -> dict[str, Any]:
     """The fixture's JSON object; ValueError says why it is not one."""
+    if not path.exists():
+        raise ValueError(f"fixture file not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"fixture file not found: {path}") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read fixture {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"fixture {path} is not JSON: {exc.msg} at line {exc.lineno}") from None
+        # The one reader of user files: decoding, nesting, directories, permissions.
+        data = userfiles.read_json(path, what="fixture file")
+    except BadInputError as exc:
+        raise ValueError(f"fixture {exc.message}") from None
     if not isinstance(data, dict):
         raise ValueError(f"fixture {path} must hold a JSON object keyed by `key` values")
     return data

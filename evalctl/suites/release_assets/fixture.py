@@ -8,13 +8,13 @@ archive listings (member paths) for the archives cases inspect, and the text of 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from evalctl import userfiles
 from evalctl.errors import BadInputError
 
 RELEASES_SUBDIR = "releases"
@@ -87,9 +87,7 @@ def load_release(fixtures_dir: Path, name: str) -> ReleaseFixture:
         if hit is not None and hit[0] == mtime:
             return hit[1]
     try:
-        fixture = ReleaseFixture.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as exc:
-        raise BadInputError(f"invalid JSON: {exc}", file=str(path)) from None
+        fixture = ReleaseFixture.model_validate(userfiles.read_json(path, what="release fixture"))
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None

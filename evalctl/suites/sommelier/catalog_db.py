@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import sqlite3
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from evalctl import userfiles
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.suites.sommelier.catalog_words import (
     grape_index_key,
@@ -83,8 +83,8 @@ def load_wines(path: Path) -> tuple[list[Wine], str]:
             hint="the catalog-qa suite needs cases/fixtures/wines.json",
         ) from None
     try:
-        wines = _WINES.validate_python(json.loads(raw))
-    except (json.JSONDecodeError, ValidationError) as exc:
+        wines = _WINES.validate_python(userfiles.parse_json(userfiles.decode_text(raw, path), path))
+    except ValidationError as exc:
         raise CatalogError(f"invalid wine catalog {path}: {exc}", code=ExitCode.BAD_INPUT) from None
     names = [w.name.casefold() for w in wines]
     duplicates = sorted({n for n in names if names.count(n) > 1})

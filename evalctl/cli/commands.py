@@ -8,6 +8,7 @@ import typer
 
 # Modules under evalctl.cli that add commands, in `evalctl --help` order.
 COMMAND_MODULES = (
+    "init",
     "run",
     "cases",
     "providers",

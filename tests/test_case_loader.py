@@ -123,3 +123,22 @@ def test_cli_validate_and_list_ok(echo_suite: Path, capsys: pytest.CaptureFixtur
     listing = run_cli(capsys, "cases", "list", str(echo_suite), "--json")
     assert listing.code == 0
     assert '"echo/shout"' in listing.out
+
+
+def test_validate_finds_what_a_kind_would_trip_over_at_run_time(tmp_path: Path, repo: Path) -> None:
+    # A built-in kind's loader hook: an asset missing from its release fixture, or the
+    # fixture itself missing, is found by `validate`, not by `run`.
+    import shutil
+
+    shutil.copytree(repo / "cases" / "fixtures" / "releases", tmp_path / "fixtures" / "releases")
+    text = (repo / "cases" / "asset-triage.toml").read_text()
+    first_asset = text.index('asset = "') + len('asset = "')
+    suite = tmp_path / "asset-triage.toml"
+    suite.write_text(text[:first_asset] + "renamed-" + text[first_asset:])
+    err = _error_for(suite)
+    assert err.field == "case.input.asset" and "not in release fixture" in err.message
+    shutil.rmtree(tmp_path / "fixtures")
+    with pytest.raises(BadInputError) as info:
+        load_suite(suite)
+    assert "case.input.release" in info.value.message
+    assert "release fixture not found" in info.value.message

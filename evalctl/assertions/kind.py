@@ -5,6 +5,7 @@ no checks: everything a case is judged on is declared in the suite file.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -66,7 +67,9 @@ class AssertKind:
     def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
         return []
 
-    def case_problems(self, suite: SuiteTable, case: Case) -> list[tuple[str, str]]:
+    def case_problems(
+        self, suite: SuiteTable, case: Case, suite_dir: Path
+    ) -> list[tuple[str, str]]:
         """Loader hook: a case with nothing to check would pass on any answer."""
         if not case.assertions and suite.output_schema is None:
             return [("case.assert", "an assert case needs at least one [[case.assert]]")]

@@ -127,7 +127,7 @@ def load_suite(path: Path) -> Suite:
         seen.add(entry.id)
         if kind is None or table is None:
             continue
-        case = _build_case(errors, table, kind, entry, tool_names)
+        case = _build_case(errors, table, kind, entry, tool_names, path.resolve().parent)
         if case is not None:
             cases.append(case)
     errors.raise_any()
@@ -186,6 +186,7 @@ def _build_case(
     kind: SuiteKind,
     entry: CaseEntry,
     tool_names: list[str] | None,
+    suite_dir: Path,
 ) -> Case | None:
     before = len(errors.errors)
     _check_names(errors, entry.id, "case.checks", entry.checks, kind.check_names)
@@ -210,10 +211,11 @@ def _build_case(
         threshold=entry.threshold,
         assertions=specs,
     )
-    # Optional kind hook: what only the kind can tell (a file a case names, a cross-field rule).
+    # Optional kind hook, `case_problems(suite, case, suite_dir) -> [(field, message)]`: what
+    # only the kind can tell (a file a case names, a cross-field rule), found at validate time.
     case_problems = getattr(kind, "case_problems", None)
     if case_problems is not None:
-        for field, message in case_problems(table, case):
+        for field, message in case_problems(table, case, suite_dir):
             errors.add(message, case_id=entry.id, field=field)
     return case
 

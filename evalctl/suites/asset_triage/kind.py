@@ -12,6 +12,7 @@ build and `kind` says what the file is; `none` is for what the name does not say
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -21,6 +22,7 @@ from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
 from evalctl.scoring import checks
 from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.tools import release_of
 from evalctl.tools.base import ToolContext
 
@@ -107,6 +109,19 @@ class AssetTriageKind:
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape(json_schema=ANSWER_SCHEMA, tool_choice="none")
+
+    def case_problems(
+        self, suite: SuiteTable, case: Case, suite_dir: Path
+    ) -> list[tuple[str, str]]:
+        """Loader hook: `validate` finds a missing release fixture or asset, not `run`."""
+        assert isinstance(case.input, TriageInput)
+        try:
+            release = load_release(suite_dir / "fixtures", case.input.release)
+        except BadInputError as exc:
+            return [("case.input.release", exc.message)]
+        if case.input.asset not in release.assets:
+            return [("case.input.asset", f"not in release fixture {case.input.release!r}")]
+        return []
 
     def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
         truth = case.expected

@@ -12,14 +12,17 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalctl.cases.schema import Case, SuiteTable
+from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring import checks
 from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.recipe import (
     CANONICAL_ARCH,
     CANONICAL_OS,
@@ -113,6 +116,17 @@ class InstallRecipeKind:
         "executable",
         *OPTIONAL_CHECKS,
     )
+
+    def case_problems(
+        self, suite: SuiteTable, case: Case, suite_dir: Path
+    ) -> list[tuple[str, str]]:
+        """Loader hook: `validate` finds a missing or broken release fixture, not `run`."""
+        assert isinstance(case.input, RecipeInput)
+        try:
+            load_release(suite_dir / "fixtures", case.input.release)
+        except BadInputError as exc:
+            return [("case.input.release", exc.message)]
+        return []
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         assert isinstance(case.input, RecipeInput)

@@ -27,6 +27,16 @@ from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
 
 MAX_TEXT = 4000  # characters of a fetched file shown to the model: keep small contexts safe
 
+# Bounds on every string argument. A constrained decoder enforces them, so a small model
+# cannot spend its whole max_tokens inside one runaway string (a k9s reply once wrote 512
+# tokens of "The command is a command to ..." into one mapping value). Each is about twice
+# the longest value the perfect replay script needs.
+MAX_NAME = 100  # an asset name, a repository path or an asset URL
+MAX_PATTERN = 80
+MAX_PATH = 64  # strip_prefix, install_subpath
+MAX_COMMAND = 48  # verify
+MAX_WORD = 32  # executable, rename, a mapping value (e.g. unknown-linux-musl)
+
 
 def release_of(ctx: ToolContext) -> ReleaseFixture:
     name = getattr(ctx.case.input, "release", None)
@@ -77,6 +87,7 @@ class FetchFile:
                 "properties": {
                     "name": {
                         "type": "string",
+                        "maxLength": MAX_NAME,
                         "description": "An asset name, a repository path, or the file's URL.",
                     }
                 },
@@ -114,7 +125,11 @@ class InspectArchive:
             parameters={
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "description": "The archive's asset name."}
+                    "name": {
+                        "type": "string",
+                        "maxLength": MAX_NAME,
+                        "description": "The archive's asset name.",
+                    }
                 },
                 "required": ["name"],
                 "additionalProperties": False,
@@ -145,13 +160,17 @@ class InspectArchive:
 
 
 def _mapping_schema(keys: tuple[str, ...], what: str) -> dict[str, Any]:
+    # The keys are a closed set (our canonical names), so each is a property and nothing
+    # else is allowed; every value is a short string.
+    spelling = {"type": "string", "minLength": 1, "maxLength": MAX_WORD}
     return {
         "type": "object",
         "description": (
             f"Our canonical {what} name -> its spelling in the asset names. Keys are the "
             f"platforms the recipe supports; list identity entries too. Keys: {', '.join(keys)}."
         ),
-        "additionalProperties": {"type": "string"},
+        "properties": {key: dict(spelling) for key in keys},
+        "additionalProperties": False,
     }
 
 
@@ -175,6 +194,7 @@ class ExtractPattern:
                     },
                     "asset_pattern": {
                         "type": "string",
+                        "maxLength": MAX_PATTERN,
                         "description": "The asset file name with placeholders {version} (tag "
                         "without a leading v), {tag}, {os}, {arch}, e.g. "
                         "tool_{version}_{os}_{arch}.tar.gz.",
@@ -188,24 +208,29 @@ class ExtractPattern:
                     "arch_mapping": _mapping_schema(CANONICAL_ARCH, "architecture"),
                     "executable": {
                         "type": "string",
+                        "maxLength": MAX_WORD,
                         "description": "The command name users run once installed.",
                     },
                     "verify": {
                         "type": "string",
+                        "maxLength": MAX_COMMAND,
                         "description": "A command proving the install, e.g. 'tool --version'.",
                     },
                     "strip_prefix": {
                         "type": "string",
+                        "maxLength": MAX_PATH,
                         "description": "Top-level directory every archive member sits in, "
                         "removed on extraction (placeholders allowed), e.g. tool-{version}/.",
                     },
                     "install_subpath": {
                         "type": "string",
+                        "maxLength": MAX_PATH,
                         "description": "Path of the executable inside the archive after "
                         "strip_prefix, when it is not just the executable name, e.g. bin/tool.",
                     },
                     "rename": {
                         "type": "string",
+                        "maxLength": MAX_WORD,
                         "description": "Install the file under this name when the shipped "
                         "file name differs from executable.",
                     },

@@ -48,6 +48,10 @@ from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
 CATALOG_FILE = "wines.json"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
+# Bounds on string arguments: a constrained decoder enforces them, so a small model cannot
+# run away inside one value. A country, region or grape name fits in 40 characters.
+MAX_TERM = 40
+MAX_QUERY = 120
 MAX_TEXT = 100  # longer filter values are not names of anything in a wine shop
 MAX_QUERY = 300
 
@@ -279,11 +283,23 @@ class SearchWines:
         parameters={
             "type": "object",
             "properties": {
-                "color": {"type": "string", "description": f"one of {', '.join(COLORS)}"},
-                "country": {"type": "string", "description": "e.g. Italy, France, USA"},
-                "region": {"type": "string", "description": "e.g. Tuscany, Bordeaux, Rioja"},
-                "grape": {"type": "string", "description": "one grape, e.g. Pinot Noir"},
-                "sweetness": {"type": "string", "description": f"one of {', '.join(SWEETNESS)}"},
+                "color": {"type": "string", "enum": list(COLORS)},
+                "country": {
+                    "type": "string",
+                    "maxLength": MAX_TERM,
+                    "description": "e.g. Italy, France, USA",
+                },
+                "region": {
+                    "type": "string",
+                    "maxLength": MAX_TERM,
+                    "description": "e.g. Tuscany, Bordeaux, Rioja",
+                },
+                "grape": {
+                    "type": "string",
+                    "maxLength": MAX_TERM,
+                    "description": "one grape, e.g. Pinot Noir",
+                },
+                "sweetness": {"type": "string", "enum": list(SWEETNESS)},
                 "min_price": {"type": "number", "description": "lowest price, US dollars"},
                 "max_price": {"type": "number", "description": "highest price, US dollars"},
                 "limit": {
@@ -387,7 +403,11 @@ class SemanticSearch:
         parameters={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "descriptive words"},
+                "query": {
+                    "type": "string",
+                    "maxLength": MAX_QUERY,
+                    "description": "descriptive words",
+                },
                 "limit": {
                     "type": "integer",
                     "minimum": 1,

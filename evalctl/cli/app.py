@@ -1,5 +1,7 @@
-"""The `evalctl` entry point. Subcommands live one per module and are imported here; each
-module keeps its vendor imports inside functions so `evalctl --help` stays fast."""
+"""The `evalctl` entry point. Subcommands live one per module; only the module of the command
+being run is imported (evalctl.cli.commands), and each keeps its vendor imports inside
+functions, so `evalctl --help` imports typer and rich and little else. The output helpers
+(pydantic, the Rich console) are imported when a command or an error needs them."""
 
 from __future__ import annotations
 
@@ -10,13 +12,6 @@ import typer
 
 from evalctl import __version__
 from evalctl.cli.crashlog import save_traceback
-from evalctl.cli.output import (
-    error_object,
-    error_payload,
-    print_error,
-    print_error_json,
-    reset_emitted,
-)
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.secrets import redact
 from evalctl.userfiles import environment_error
@@ -45,17 +40,19 @@ def _root(
     """Run golden cases against a provider, score them, and gate CI on a committed baseline."""
 
 
-def _register() -> None:
-    # Imported here, not at module top, to keep the registration list in one place.
+def _register(argv: list[str]) -> None:
     from evalctl.cli import commands
 
-    commands.register(app)
+    commands.register(app, argv)
 
 
 def main() -> None:
-    _register()
+    _register(sys.argv[1:])
     as_json = "--json" in sys.argv[1:]
-    reset_emitted()
+    output = sys.modules.get("evalctl.cli.output")
+    if output is not None:
+        # Loaded by the command's module: forget what an earlier in-process call printed.
+        output.reset_emitted()
     try:
         # Without standalone mode Typer returns (not raises) the code of a `typer.Exit`.
         code = app(standalone_mode=False)
@@ -64,6 +61,8 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         if as_json:
+            from evalctl.cli.output import error_object, print_error_json
+
             print_error_json(error_object(int(ExitCode.INTERRUPTED), "interrupted"))
         sys.exit(int(ExitCode.INTERRUPTED))
     except typer.Exit as exc:
@@ -78,6 +77,8 @@ def main() -> None:
         else:
             sys.stderr.write(f"error: {exc.format_message()}\n")
         if as_json:
+            from evalctl.cli.output import error_object, print_error_json
+
             print_error_json(error_object(int(ExitCode.BAD_INPUT), exc.format_message()))
         sys.exit(int(ExitCode.BAD_INPUT))
     except OSError as exc:
@@ -97,6 +98,8 @@ def main() -> None:
 
 
 def _fail(exc: EvalctlError, as_json: bool) -> NoReturn:
+    from evalctl.cli.output import error_payload, print_error, print_error_json
+
     print_error(exc)
     if as_json:
         print_error_json(error_payload(exc))
@@ -111,6 +114,8 @@ def _internal(exc: BaseException, as_json: bool) -> NoReturn:
     where = f"traceback saved to {saved}" if saved else "the traceback could not be saved"
     sys.stderr.write(f"{where}; please report it with that file\n")
     if as_json:
+        from evalctl.cli.output import error_object, print_error_json
+
         hint = f"traceback: {saved}" if saved else None
         print_error_json(error_object(int(ExitCode.INTERNAL), message, file=saved, hint=hint))
     sys.exit(int(ExitCode.INTERNAL))

@@ -15,8 +15,7 @@ decided by the key alone, so a deleted case still counts as orphaned in its own 
 
 from __future__ import annotations
 
-import fnmatch
-
+from evalctl.cases.select import case_matches
 from evalctl.results.models import RunResult
 from evalctl.sharding import in_shard
 
@@ -35,5 +34,5 @@ def in_scope(run: RunResult, key: str) -> bool:
         return False
     glob = run.settings.case_glob
     if glob:
-        return fnmatch.fnmatchcase(case_id, glob) or fnmatch.fnmatchcase(key, glob)
+        return case_matches(case_id, key, glob)
     return True

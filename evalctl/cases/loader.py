@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,6 +11,7 @@ from evalctl import userfiles
 from evalctl.assertions.evaluate import parse_assertions
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import Case, CaseEntry, Suite, SuiteTable
+from evalctl.cases.select import case_matches
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import get_kind, kind_names, tool_names
@@ -284,7 +284,7 @@ def select(
             cases = [
                 c
                 for c in suite.cases
-                if fnmatch.fnmatchcase(c.id, case_glob) or fnmatch.fnmatchcase(c.key, case_glob)
+                if case_matches(c.id, c.key, case_glob)
             ]
             if cases:
                 narrowed.append(suite.model_copy(update={"cases": cases}))

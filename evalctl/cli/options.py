@@ -23,7 +23,12 @@ PROVIDER = typer.Option(
 )
 MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")
 SUITE = typer.Option(None, "--suite", "-s", help="Suite name to run (repeatable). Default: all.")
-CASE = typer.Option(None, "--case", "-c", help="Only cases whose id or suite/id match this glob.")
+CASE = typer.Option(
+    None,
+    "--case",
+    "-c",
+    help="Only cases whose id or suite/id match this glob (several: comma-separated).",
+)
 SCRIPT = typer.Option(None, "--script", help="Reply script for the scripted provider.")
 CASES_PATH = typer.Option(
     None, "--cases", help="Suite files or directories (default: the cases/ directory)."

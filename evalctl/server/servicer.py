@@ -240,6 +240,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             tag=chat.tag,
             stop_reason=response.stop_reason,
             input_tokens=response.usage.input_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
             output_tokens=response.usage.output_tokens,
             tool_calls=[c.name for c in response.tool_calls],
             queue_ms=round(result.queue_ms, 1),

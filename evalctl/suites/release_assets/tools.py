@@ -29,13 +29,14 @@ MAX_TEXT = 4000  # characters of a fetched file shown to the model: keep small c
 
 # Bounds on every string argument. A constrained decoder enforces them, so a small model
 # cannot spend its whole max_tokens inside one runaway string (a k9s reply once wrote 512
-# tokens of "The command is a command to ..." into one mapping value). Each is about twice
-# the longest value the perfect replay script needs.
-MAX_NAME = 100  # an asset name, a repository path or an asset URL
-MAX_PATTERN = 80
-MAX_PATH = 64  # strip_prefix, install_subpath
-MAX_COMMAND = 48  # verify
-MAX_WORD = 32  # executable, rename, a mapping value (e.g. unknown-linux-musl)
+# tokens of "The command is a command to ..." into one mapping value). A looping model
+# writes each string up to its bound ("amd64_amd64_amd64_..."), so the bounds are kept
+# close to the longest value the perfect replay script needs (in brackets).
+MAX_NAME = 100  # an asset name, a repository path or an asset URL [40]
+MAX_PATTERN = 64  # asset_pattern [40]
+MAX_PATH = 48  # strip_prefix, install_subpath [33]
+MAX_COMMAND = 40  # verify [20]
+MAX_WORD = 24  # executable, rename, a mapping value such as unknown-linux-musl [18]
 
 
 def release_of(ctx: ToolContext) -> ReleaseFixture:

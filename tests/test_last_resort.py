@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,8 +20,8 @@ from tests.cli_helpers import run_cli
 def _with_command(monkeypatch: pytest.MonkeyPatch, name: str, body: Callable[[], None]) -> None:
     register = commands.register
 
-    def register_with_test_command(app: typer.Typer) -> None:
-        register(app)
+    def register_with_test_command(app: typer.Typer, argv: Sequence[str]) -> None:
+        register(app, argv)
 
         def command(as_json: bool = typer.Option(False, "--json")) -> None:
             body()

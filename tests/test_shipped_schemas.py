@@ -76,3 +76,10 @@ def test_the_check_itself_finds_loose_schemas() -> None:
         "x.a: string without maxLength or enum",
         "x.m: object whose extra properties may be anything",
     ]
+
+
+def test_release_assets_mapping_keys_are_names_the_recipe_accepts() -> None:
+    from evalctl.suites.release_assets import recipe, tools
+
+    assert set(tools.PROMPTED_OS) <= set(recipe.CANONICAL_OS)
+    assert set(tools.PROMPTED_ARCH) <= set(recipe.CANONICAL_ARCH)

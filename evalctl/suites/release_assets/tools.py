@@ -16,8 +16,6 @@ from evalctl.errors import BadInputError
 from evalctl.suites.release_assets.fixture import ReleaseFixture, load_release
 from evalctl.suites.release_assets.recipe import (
     ACTIONS,
-    CANONICAL_ARCH,
-    CANONICAL_OS,
     FORMATS,
     archive_format_of,
     parse_recipe,
@@ -37,6 +35,10 @@ MAX_PATTERN = 64  # asset_pattern [40]
 MAX_PATH = 48  # strip_prefix, install_subpath [33]
 MAX_COMMAND = 40  # verify [20]
 MAX_WORD = 24  # executable, rename, a mapping value such as unknown-linux-musl [18]
+# The mapping keys the suite's system prompt names ("Our OS names: ..."): a closed set, so
+# the schema lists exactly these. recipe.py still accepts every canonical name.
+PROMPTED_OS = ("linux", "darwin", "windows")
+PROMPTED_ARCH = ("amd64", "arm64", "386", "arm")
 
 
 def release_of(ctx: ToolContext) -> ReleaseFixture:
@@ -205,8 +207,8 @@ class ExtractPattern:
                         "enum": list(FORMATS),
                         "description": "Archive format; binary for github_file.",
                     },
-                    "os_mapping": _mapping_schema(CANONICAL_OS, "OS"),
-                    "arch_mapping": _mapping_schema(CANONICAL_ARCH, "architecture"),
+                    "os_mapping": _mapping_schema(PROMPTED_OS, "OS"),
+                    "arch_mapping": _mapping_schema(PROMPTED_ARCH, "architecture"),
                     "executable": {
                         "type": "string",
                         "maxLength": MAX_WORD,

@@ -86,7 +86,9 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def parse_json(text: str, path: Path) -> Any:
+def parse_json(text: str, path: Path, *, nesting: bool = True) -> Any:
+    """Parse JSON text; `nesting=False` leaves the depth check to the caller (who may first
+    drop parts it will not read, and then check what remains)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -99,7 +101,8 @@ def parse_json(text: str, path: Path) -> Any:
         ) from None
     except RecursionError:
         raise _too_deep(path) from None
-    check_nesting(data, path)
+    if nesting:
+        check_nesting(data, path)
     return data
 
 

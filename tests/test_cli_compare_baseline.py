@@ -325,3 +325,44 @@ def test_baseline_from_a_new_run_then_compare_a_broken_run(
     assert compared.code == 1
     assert "echo/hello" in compared.out
     assert "1 regression (echo/hello)" in compared.err
+
+
+# ------------------------------------------------------------------ compare at scale
+
+
+def _many(status: str, n: int) -> list[CaseResult]:
+    return [
+        f.case(f"big/c{i:03d}", status, failed_checks=("os_mapping",) if status == "fail" else ())
+        for i in range(n)
+    ]
+
+
+def test_each_section_is_bounded_and_says_what_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = f.run(_many("pass", 40), run_id="big-base")
+    write_run(run, tmp_path / "big-base")
+    baseline = write_baseline(build_baseline(run), tmp_path / "big.json")
+    worse = _results(tmp_path, "big-worse", _many("fail", 40))
+    result = run_cli(capsys, "compare", str(baseline), str(worse))
+    assert result.code == 1
+    assert "big/c024" in result.out and "big/c025" not in result.out
+    assert "15 more regressions not shown (of 40; --all" in result.out
+    everything = run_cli(capsys, "compare", str(baseline), str(worse), "--all")
+    assert everything.code == 1
+    assert "big/c039" in everything.out and "more regressions not shown" not in everything.out
+    # --json is never cut.
+    as_json = run_cli(capsys, "compare", str(baseline), str(worse), "--json")
+    assert len(json.loads(as_json.out)["regressions"]) == 40
+
+
+def test_compare_does_not_read_the_conversations(tmp_path: Path) -> None:
+    # A transcript the comparison never looks at does not stop it (other readers validate it).
+    baseline = _baseline(tmp_path)
+    path = _results(tmp_path, "odd", _cases())
+    document = json.loads(path.read_text())
+    document["cases"][0]["transcript"] = "not a list of turns"
+    path.write_text(json.dumps(document))
+    proc = evalctl(tmp_path, "compare", str(baseline), str(path))
+    _clean(proc)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -340,3 +340,20 @@ def test_renders_in_headless_chromium_to_a_non_blank_screenshot(tmp_path: Path) 
     assert len(set(pixels)) > 20
     blue = bytes.fromhex("0969da")  # histogram bars
     assert blue in pixels
+
+
+def test_a_huge_run_makes_a_bounded_page_that_says_what_it_left_out() -> None:
+    from evalctl.reports import run_page as page_module
+
+    n = page_module.MAX_CASE_ROWS + 100
+    cases = [f.case(f"big/c{i:04d}", "pass") for i in range(n)]
+    cases[-1] = f.case(f"big/c{n - 1:04d}", "fail", failed_checks=("os_mapping",))
+    small = len(run_page(f.run(cases[:10])))
+    page = run_page(f.run(cases))
+    parse(page)
+    assert "100 more cases (those not passing are listed first) not shown" in page
+    # The failing case is listed although it is last in run order.
+    assert f"big/c{n - 1:04d}" in page
+    assert f"big/c{n - 2:04d}" not in page
+    # The page grows with the rows it shows, not with the run.
+    assert len(page) < small * page_module.MAX_CASE_ROWS / 5

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import typer
 from rich.markup import escape
@@ -21,7 +23,13 @@ from evalctl.errors import BadInputError, ExitCode, GateFailedError, InfraError
 from evalctl.results.text import visible_controls
 from evalctl.secrets import redact
 
+# Rows shown per section unless --all: a 10,000-case run with 1,000 regressions must still
+# print a readable verdict quickly (Rich lays out every row it is given). --json and the
+# step summary are not limited.
+DEFAULT_ROWS = 25
+
 _SHORT_COLUMNS = frozenset({"baseline", "now", "status", "in baseline", "A→B", "Δ ms", "Δ tokens"})
+T = TypeVar("T")
 _MARKERS = {"regression": " [bold red]▼[/]", "improvement": " [bold green]▲[/]"}
 _COLOURS = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
 
@@ -41,6 +49,18 @@ def _table(title: str, *columns: str) -> Table:
         short = column in _SHORT_COLUMNS
         table.add_column(column, no_wrap=short, overflow="ellipsis" if short else "fold")
     return table
+
+
+def _shown(items: list[T], limit: int | None) -> list[T]:
+    return items if limit is None else items[:limit]
+
+
+def _left_out(total: int, limit: int | None, what: str) -> None:
+    if limit is not None and total > limit:
+        stdout.print(
+            f"[dim]... {total - limit} more {what} not shown (of {total}; --all lists every "
+            "one, --json has them all)[/]"
+        )
 
 
 def _changes_table(title: str, changes: list[CaseChange]) -> Table:
@@ -96,7 +116,8 @@ def _rate(rate: RateInterval | None) -> str:
     return "" if rate is None else f" {rate.passed}/{rate.runs}"
 
 
-def render_comparison(cmp: Comparison) -> None:
+def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None:
+    """Print the verdict; each section lists at most `limit` rows (None: all)."""
     # Paths, keys and commands are printed unwrapped (soft_wrap) and escaped: they must
     # survive copy and paste, and a `[` in them is not Rich markup.
     stdout.print(
@@ -109,42 +130,53 @@ def render_comparison(cmp: Comparison) -> None:
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if cmp.regressions:
-        stdout.print(_changes_table("[bold red]Regressions[/]", cmp.regressions))
-        _print_failures(cmp.regressions)
+        shown = _shown(cmp.regressions, limit)
+        stdout.print(_changes_table("[bold red]Regressions[/]", shown))
+        _print_failures(shown)
+        _left_out(len(cmp.regressions), limit, "regressions")
     if cmp.check_regressions:
         stdout.print(
             _check_table(
                 "[bold red]Check regressions (inside cases that fail either way)[/]",
-                cmp.check_regressions,
+                _shown(cmp.check_regressions, limit),
             )
         )
+        _left_out(len(cmp.check_regressions), limit, "check regressions")
     if cmp.orphaned:
         table = _table("[bold red]Orphaned (in the baseline, missing from the results)[/]", "case")
-        for key in cmp.orphaned:
+        for key in _shown(cmp.orphaned, limit):
             table.add_row(escape(key))
         stdout.print(table)
+        _left_out(len(cmp.orphaned), limit, "orphaned cases")
     if cmp.unscored:
         table = _table("[bold magenta]Unscored[/]", "case", "status", "in baseline", "reason")
-        for u in cmp.unscored:
+        for u in _shown(cmp.unscored, limit):
             in_baseline = "yes" if u.in_baseline else "no"
             table.add_row(escape(u.key), _status(u.status), in_baseline, escape(u.reason))
         stdout.print(table)
+        _left_out(len(cmp.unscored), limit, "unscored cases")
     if cmp.improvements:
-        stdout.print(_changes_table("[bold green]Improvements[/]", cmp.improvements))
+        stdout.print(_changes_table("[bold green]Improvements[/]", _shown(cmp.improvements, limit)))
+        _left_out(len(cmp.improvements), limit, "improvements")
     if cmp.check_improvements:
-        stdout.print(_check_table("[bold green]Check improvements[/]", cmp.check_improvements))
+        stdout.print(
+            _check_table("[bold green]Check improvements[/]", _shown(cmp.check_improvements, limit))
+        )
+        _left_out(len(cmp.check_improvements), limit, "check improvements")
     if cmp.new:
         table = _table("[yellow]New (not in the baseline)[/]", "case", "status")
-        for n in cmp.new:
+        for n in _shown(cmp.new, limit):
             table.add_row(escape(n.key), _status(n.status))
         stdout.print(table)
+        _left_out(len(cmp.new), limit, "new cases")
     if cmp.flaky_changes:
         stdout.print(
             _changes_table(
                 "[dim]Flaky in the baseline, no credible change (not gating)[/]",
-                cmp.flaky_changes,
+                _shown(cmp.flaky_changes, limit),
             )
         )
+        _left_out(len(cmp.flaky_changes), limit, "flaky cases")
 
     if cmp.improvements or cmp.check_improvements or cmp.orphaned or cmp.new:
         better = cmp.improvements or cmp.check_improvements
@@ -164,7 +196,9 @@ def _delta(value: float | None, unit: str = "", fmt: str = "+.0f") -> str:
     return "-" if value is None else f"{value:{fmt}}{unit}"
 
 
-def render_diff(diff: RunDiff) -> None:
+def render_diff(diff: RunDiff, limit: int | None = DEFAULT_ROWS) -> None:
+    """Print the diff; the case table lists at most `limit` rows (None: all), the cases
+    that changed first."""
     a, b = diff.run_a, diff.run_b
     for label, ref, path in (("A", a, diff.file_a), ("B", b, diff.file_b)):
         line = f"{label}: {ref.run_id} ({ref.provider} · {ref.model})  {path or ''}"
@@ -172,7 +206,9 @@ def render_diff(diff: RunDiff) -> None:
     # Deltas only, and the change shown by the marker, to fit an 80-column CI log; absolute
     # figures and the change names are in --json.
     table = _table("Cases", "case", "A→B", "Δ ms", "Δ tokens")
-    for c in diff.cases:
+    ordered = [c for c in diff.cases if c.change != "unchanged"]
+    ordered += [c for c in diff.cases if c.change == "unchanged"]
+    for c in _shown(ordered, limit):
         table.add_row(
             escape(c.key),
             f"{_status(c.status_a)}→{_status(c.status_b)}{_MARKERS.get(c.change, '')}",
@@ -180,6 +216,7 @@ def render_diff(diff: RunDiff) -> None:
             _delta(c.tokens_delta),
         )
     stdout.print(table)
+    _left_out(len(ordered), limit, "cases")
     for warning in diff.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
@@ -281,6 +318,9 @@ def _keys(changes: list[CaseChange]) -> str:
 def compare(
     first: Path = typer.Argument(..., metavar="BASELINE|RESULTS_A", help="A baseline or results."),
     second: Path = typer.Argument(..., metavar="RESULTS", help="Results (file or run directory)."),
+    show_all: bool = typer.Option(
+        False, "--all", help=f"List every case in each section (default: at most {DEFAULT_ROWS})."
+    ),
     as_json: bool = options.JSON,
 ) -> None:
     """Gate results on a baseline, or diff two runs.
@@ -304,13 +344,14 @@ def compare(
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
 
-    doc_a = load_document(first)
-    doc_b = load_document(second)
+    # Statuses, checks and figures are all a comparison reads: skip the conversations.
+    doc_a = load_document(first, skip_conversations=True)
+    doc_b = load_document(second, skip_conversations=True)
     if doc_a.kind == "baseline":
         baseline = baseline_from_document(doc_a)
         run = run_from_document(doc_b)
         cmp = compare_baseline(baseline, run, results_path=doc_b.path, baseline_path=doc_a.path)
-        emit(cmp, as_json, render_comparison)
+        emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
         _step_summary(cmp)
         _gate(cmp)
         return
@@ -327,7 +368,7 @@ def compare(
             path_a=doc_a.path,
             path_b=doc_b.path,
         )
-        emit(diff, as_json, render_diff)
+        emit(diff, as_json, partial(render_diff, limit=None if show_all else DEFAULT_ROWS))
         return
     # Neither: let the kind check word the error for the first file.
     require_kind(doc_a, "baseline")

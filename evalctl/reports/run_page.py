@@ -201,11 +201,30 @@ def _summary_cards(run: RunResult) -> ET.Element:
     return el("div", *cards, class_="cards")
 
 
+# The page stays a bounded size whatever the run's size (a 10,000-case run made a 60 MB page
+# no browser opens comfortably): at most this many case rows, transcripts and rows per
+# comparison section, each cut saying how many it left out and where they are.
+MAX_CASE_ROWS = 500
+MAX_TRANSCRIPTS = 50
+MAX_CHANGE_ROWS = 200
+
+
+def _left_out(total: int, shown: int, what: str) -> ET.Element | None:
+    if total <= shown:
+        return None
+    return el(
+        "p",
+        f"{total - shown} more {what} not shown on this page (of {total}): results.json has "
+        "every one, `evalctl compare --all` lists them.",
+        class_="warn",
+    )
+
+
 def _changes(title: str, changes: list[CaseChange]) -> ET.Element | None:
     if not changes:
         return None
     rows: list[list[Cell]] = []
-    for c in changes:
+    for c in changes[:MAX_CHANGE_ROWS]:
         detail = el("td")
         for f in c.failures:
             line = f"{f.name}: expected {_value(f.expected)}, actual {_value(f.actual)}"
@@ -215,7 +234,12 @@ def _changes(title: str, changes: list[CaseChange]) -> ET.Element | None:
         if c.reason:
             detail.append(el("span", c.reason, class_="note"))
         rows.append([c.key, el("td", badge(c.baseline)), el("td", badge(c.current)), detail])
-    return el("div", el("h3", title), table(["case", "baseline", "now", "detail"], rows))
+    return el(
+        "div",
+        el("h3", title),
+        table(["case", "baseline", "now", "detail"], rows),
+        _left_out(len(changes), MAX_CHANGE_ROWS, "cases"),
+    )
 
 
 def _check_changes(title: str, changes: list[CheckChange]) -> ET.Element | None:
@@ -231,10 +255,15 @@ def _check_changes(title: str, changes: list[CheckChange]) -> ET.Element | None:
             el("td", _pre(c.actual)),
             el("td", _pre(c.reason)),
         ]
-        for c in changes
+        for c in changes[:MAX_CHANGE_ROWS]
     ]
     header = ["case", "check", "baseline", "now", "expected", "actual", "reason"]
-    return el("div", el("h3", title), table(header, rows))
+    return el(
+        "div",
+        el("h3", title),
+        table(header, rows),
+        _left_out(len(changes), MAX_CHANGE_ROWS, "checks"),
+    )
 
 
 def _comparison(cmp: Comparison) -> ET.Element:
@@ -267,27 +296,34 @@ def _comparison(cmp: Comparison) -> ET.Element:
             el(
                 "div",
                 el("h3", "Orphaned (in the baseline, missing from the results)"),
-                table(["case"], [[k] for k in cmp.orphaned]),
+                table(["case"], [[k] for k in cmp.orphaned[:MAX_CHANGE_ROWS]]),
+                _left_out(len(cmp.orphaned), MAX_CHANGE_ROWS, "orphaned cases"),
             )
         )
     if cmp.unscored:
         rows = [
             [u.key, el("td", badge(u.status)), "yes" if u.in_baseline else "no", u.reason]
-            for u in cmp.unscored
+            for u in cmp.unscored[:MAX_CHANGE_ROWS]
         ]
         parts.append(
             el(
                 "div",
                 el("h3", "Unscored"),
                 table(["case", "status", "in baseline", "reason"], rows),
+                _left_out(len(cmp.unscored), MAX_CHANGE_ROWS, "unscored cases"),
             )
         )
     parts.append(_changes("Improvements", cmp.improvements))
     parts.append(_check_changes("Check improvements", cmp.check_improvements))
     if cmp.new:
-        rows = [[n.key, el("td", badge(n.status))] for n in cmp.new]
+        rows = [[n.key, el("td", badge(n.status))] for n in cmp.new[:MAX_CHANGE_ROWS]]
         parts.append(
-            el("div", el("h3", "New (not in the baseline)"), table(["case", "status"], rows))
+            el(
+                "div",
+                el("h3", "New (not in the baseline)"),
+                table(["case", "status"], rows),
+                _left_out(len(cmp.new), MAX_CHANGE_ROWS, "new cases"),
+            )
         )
     parts.append(
         _changes("Flaky in the baseline, no credible change (not gating)", cmp.flaky_changes)
@@ -317,6 +353,13 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
     if run.settings.shard is not None:
         shard = run.settings.shard
         notes.append(el("p", f"Shard {shard.index}/{shard.count} of a larger run.", class_="note"))
+    # In run order; when the list must be cut, cases that did not pass come first, so the
+    # page still lists every failure it can.
+    listed = run.cases
+    if len(listed) > MAX_CASE_ROWS:
+        listed = [c for c in run.cases if c.status != "pass"] + [
+            c for c in run.cases if c.status == "pass"
+        ]
     rows = [
         [
             el("td", el("code", c.key)),
@@ -327,7 +370,7 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
             num(f"{c.usage.input_tokens} / {c.usage.output_tokens}"),
             _detail(c),
         ]
-        for c in run.cases
+        for c in listed[:MAX_CASE_ROWS]
     ]
     return page(
         f"evalctl · {run.run_id}",
@@ -350,6 +393,7 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
             table(
                 ["case", "status", "passed", "latency", "turns", "tokens in / out", "detail"], rows
             ),
+            _left_out(len(listed), MAX_CASE_ROWS, "cases (those not passing are listed first)"),
             id_="cases",
         ),
         _transcripts(run),
@@ -369,6 +413,7 @@ def _transcripts(run: RunResult) -> ET.Element | None:
             "in model output are shown as symbols (␀, ␛).",
             class_="note",
         ),
-        *(transcript_block(c, run.system_prompts) for c in shown),
+        *(transcript_block(c, run.system_prompts) for c in shown[:MAX_TRANSCRIPTS]),
+        _left_out(len(shown), MAX_TRANSCRIPTS, "transcripts"),
         id_="transcripts",
     )

@@ -1,26 +1,51 @@
-"""Run every benchmark in this directory, one after another, and print their reports.
+"""Run every benchmark in this directory, one after another, and print their reports, then
+every ratio they measured as one Markdown table (the README's "Measured" table is pasted from
+it).
 
-Each benchmark prints its own figures as ratios measured in one run; this only sequences
-them so `make bench` gives the whole picture. Run it on a quiet machine: llama.cpp threads
-busy-wait, so anything else running on the 2 cores skews the local figures.
+Each benchmark prints its own figures as ratios measured in one run against a yardstick:
+local vs the best in-process configuration, constrained vs free decoding, compare vs
+json.load, `--help` vs `python -c pass`, cloud -j16 vs ideal; bench_prefix adds the prefill
+tokens the KV cache saved per suite. Run it on a quiet machine: llama.cpp threads busy-wait,
+so anything else running on the cores skews the local figures; the load average is printed.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("bench_cli_startup.py", "bench_local.py", "bench_concurrency.py")
+BENCHMARKS = (
+    "bench_cli_startup.py",
+    "bench_compare.py",
+    "bench_local.py",
+    "bench_concurrency.py",
+    "bench_prefix.py",
+)
 
 
 def main() -> int:
     failed = []
+    ratios: list[tuple[str, str]] = []
+    print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
     for name in BENCHMARKS:
         print(f"\n=== {name}", flush=True)
-        if subprocess.run([sys.executable, str(HERE / name)], check=False).returncode != 0:
+        proc = subprocess.run(
+            [sys.executable, str(HERE / name)], check=False, capture_output=True, text=True
+        )
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr[-2000:] if proc.returncode else "")
+        if proc.returncode != 0:
             failed.append(name)
+        for line in proc.stdout.splitlines():
+            if line.startswith(("ratio", "all ")):
+                ratios.append((name, " ".join(line.split())))
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
+    print("\n| benchmark | ratio measured in one run |\n| --- | --- |")
+    for name, line in ratios:
+        print(f"| `{name}` | {line} |")
     if failed:
         print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

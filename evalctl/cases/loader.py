@@ -281,11 +281,7 @@ def select(
     if case_glob:
         narrowed = []
         for suite in suites:
-            cases = [
-                c
-                for c in suite.cases
-                if case_matches(c.id, c.key, case_glob)
-            ]
+            cases = [c for c in suite.cases if case_matches(c.id, c.key, case_glob)]
             if cases:
                 narrowed.append(suite.model_copy(update={"cases": cases}))
         suites = narrowed

@@ -219,6 +219,10 @@ class Daemon:
         except (ValueError, RuntimeError, OSError) as exc:
             raise DaemonError(f"cannot load model {self.options.model_path}: {exc}") from None
         self.state.ready = True
+        # The idle clock starts when the daemon can serve: counted from process start, a
+        # load slower than the idle timeout (a busy machine) would end the daemon the moment
+        # it became ready, before its first client could reach it.
+        self.state.touch()
         for name in ("", SERVICE_NAME):
             self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.log.event(

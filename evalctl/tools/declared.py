@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from evalctl import userfiles
@@ -193,12 +194,30 @@ def resolve_function(spec: str, suite_dir: Path) -> Callable[..., Any]:
             ) from None
         finally:
             sys.path.remove(str(suite_dir))
+    _check_origin(module, module_name, suite_dir)
     func = getattr(module, func_name, None)
     if func is None:
         raise ValueError(f"module {module_name!r} has no attribute {func_name!r}")
     if not callable(func):
         raise ValueError(f"{spec!r} is not callable")
     return func  # type: ignore[no-any-return]
+
+
+def _check_origin(module: ModuleType, module_name: str, suite_dir: Path) -> None:
+    """Python imports a module name once per process: if this suite has its own `mytools`
+    but another suite's `mytools` was imported first, say so rather than call the wrong one."""
+    top = module_name.split(".")[0]
+    local = suite_dir / top
+    if not (local.is_dir() or local.with_suffix(".py").is_file()):
+        return
+    # A namespace package (no __init__.py) has no __file__, only __path__ entries.
+    file = getattr(module, "__file__", None)
+    places = [Path(file)] if file else [Path(p) for p in getattr(module, "__path__", [])]
+    if places and not any(p.resolve().is_relative_to(suite_dir.resolve()) for p in places):
+        raise ValueError(
+            f"module {module_name!r} is already loaded from {places[0]}, not from "
+            f"{suite_dir}: give one of the two a different name"
+        )
 
 
 class PythonTool:

@@ -237,3 +237,11 @@ def test_cites_uses_the_grounding_primitive_whole_words_not_substrings() -> None
     assert not cites("Parisian weather", "Paris")  # a word is a whole word
     assert cites("Nero d'Avola by Planeta", "Planeta Nero d\u2019Avola")  # order, apostrophes
     assert not cites("Fake Estate Reserve", "Tignanello")
+
+
+def test_expected_arguments_must_be_parameters_of_the_tool() -> None:
+    table = {"type": "tool-called", "name": "weather", "args": {"cty": "Paris", "city": "Rome"}}
+    _, problems = parse_assertions([table], TOOLS, {"weather": ["city", "units"]})
+    assert problems == [("[1].args.cty", "'weather' has no parameter 'cty' (known: city, units)")]
+    # A tool whose parameters are not known (a plugin's) is not second-guessed.
+    assert parse_assertions([table], TOOLS, {})[1] == []

@@ -110,3 +110,8 @@ class Assertion(BaseModel):
     def tools_named(self) -> list[tuple[str, str]]:
         """(key, tool name) pairs this assertion refers to, so the loader can check them."""
         return []
+
+    def arguments_named(self) -> list[tuple[str, str, str]]:
+        """(key, tool, argument) triples: tool arguments this assertion expects, so the loader
+        can check them against the tool's parameters."""
+        return []

@@ -4,13 +4,20 @@ scoring. Common to every type: `type`, `weight`, and the check's name (`name`, o
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from evalctl.assertions.base import Evidence
 from evalctl.assertions.json_checks import check_schema
-from evalctl.assertions.registry import check_names, default_name, get_check, tools_named
+from evalctl.assertions.registry import (
+    arguments_named,
+    check_names,
+    default_name,
+    get_check,
+    tools_named,
+)
 from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
 from evalctl.results.models import CheckResult
 from evalctl.scoring.kinds import Transcript
@@ -39,10 +46,13 @@ def _message(err: Any) -> str:
 
 
 def parse_assertion(
-    raw: Any, tools: list[str] | None
+    raw: Any,
+    tools: list[str] | None,
+    tool_args: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[AssertionSpec | None, list[Problem]]:
     """One `[[case.assert]]` table. `tools`, when given, are the suite's tool names: an
-    assertion about any other tool is an error."""
+    assertion about any other tool is an error. `tool_args` maps a tool to its argument
+    names, where they are known: expecting any other argument is an error too."""
     if not isinstance(raw, dict):
         return None, [("", "must be a table")]
     data = dict(raw)
@@ -73,6 +83,11 @@ def parse_assertion(
             if tool not in tools:
                 known = ", ".join(tools) or "none"
                 problems.append((f".{key}", f"unknown tool {tool!r} (suite tools: {known})"))
+    for key, tool, arg in arguments_named(params):
+        known_args = (tool_args or {}).get(tool)
+        if known_args is not None and arg not in known_args:
+            listed = ", ".join(known_args) or "none"
+            problems.append((f".{key}", f"{tool!r} has no parameter {arg!r} (known: {listed})"))
     if problems:
         return None, problems
     spec = AssertionSpec(
@@ -85,13 +100,15 @@ def parse_assertion(
 
 
 def parse_assertions(
-    items: list[Any], tools: list[str] | None
+    items: list[Any],
+    tools: list[str] | None,
+    tool_args: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[list[AssertionSpec], list[Problem]]:
     """Every table of a case, with every problem, field paths numbered from 1."""
     specs: list[AssertionSpec] = []
     problems: list[Problem] = []
     for index, raw in enumerate(items, start=1):
-        spec, found = parse_assertion(raw, tools)
+        spec, found = parse_assertion(raw, tools, tool_args)
         problems.extend((f"[{index}]{field}", message) for field, message in found)
         if spec is not None:
             specs.append(spec)

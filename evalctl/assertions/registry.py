@@ -15,7 +15,14 @@ from evalctl.plugin_loader import check_names, get_check
 from evalctl.results.models import CheckResult
 from evalctl.scoring.kinds import Transcript
 
-__all__ = ["ModelCheck", "check_names", "default_name", "get_check", "tools_named"]
+__all__ = [
+    "ModelCheck",
+    "arguments_named",
+    "check_names",
+    "default_name",
+    "get_check",
+    "tools_named",
+]
 
 
 class ModelCheck:
@@ -46,4 +53,10 @@ def default_name(type_name: str, params: BaseModel) -> str:
 def tools_named(params: BaseModel) -> list[tuple[str, str]]:
     """(key, tool) pairs an assertion refers to; a plugin check may offer `tools_named()`."""
     named = getattr(params, "tools_named", None)
+    return list(named()) if callable(named) else []
+
+
+def arguments_named(params: BaseModel) -> list[tuple[str, str, str]]:
+    """(key, tool, argument) triples an assertion expects; a plugin check may offer them."""
+    named = getattr(params, "arguments_named", None)
     return list(named()) if callable(named) else []

@@ -32,6 +32,9 @@ class ToolCalled(Assertion):
     def tools_named(self) -> list[tuple[str, str]]:
         return [("name", self.name)]
 
+    def arguments_named(self) -> list[tuple[str, str, str]]:
+        return [(f"args.{arg}", self.name, arg) for arg in self.args]
+
     def evaluate(self, evidence: Evidence) -> Outcome:
         calls = evidence.calls_to(self.name)
         matching = [c for c in calls if _matches(c, self.args)]

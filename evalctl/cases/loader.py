@@ -110,10 +110,10 @@ def load_suite(path: Path) -> Suite:
         raw_cases = []
 
     kind = None
-    tool_names: list[str] | None = None
+    offered: list[str] | None = None
     if table is not None:
         kind = _check_suite(errors, path, table)
-        tool_names = list(table.tools)
+        offered = list(table.tools)
 
     seen: set[str] = set()
     cases: list[Case] = []
@@ -127,7 +127,7 @@ def load_suite(path: Path) -> Suite:
         seen.add(entry.id)
         if kind is None or table is None:
             continue
-        case = _build_case(errors, table, kind, entry, tool_names, path.resolve().parent)
+        case = _build_case(errors, table, kind, entry, offered, path.resolve().parent)
         if case is not None:
             cases.append(case)
     errors.raise_any()
@@ -185,7 +185,7 @@ def _build_case(
     table: SuiteTable,
     kind: SuiteKind,
     entry: CaseEntry,
-    tool_names: list[str] | None,
+    offered: list[str] | None,
     suite_dir: Path,
 ) -> Case | None:
     before = len(errors.errors)
@@ -194,7 +194,7 @@ def _build_case(
     expected = _validate(
         errors, kind.expected_model, entry.expected, ("case", "expected"), entry.id
     )
-    specs, problems = parse_assertions(entry.assertions or [], tool_names)
+    specs, problems = parse_assertions(entry.assertions or [], offered, _declared_args(table))
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
     if len(errors.errors) > before or parsed_input is None or expected is None:
@@ -218,6 +218,16 @@ def _build_case(
         for field, message in case_problems(table, case, suite_dir):
             errors.add(message, case_id=entry.id, field=field)
     return case
+
+
+def _declared_args(table: SuiteTable) -> dict[str, list[str]]:
+    """Argument names of the suite's declared tools whose parameters list them."""
+    out = {}
+    for decl in table.tool:
+        properties = decl.parameters.get("properties")
+        if isinstance(properties, dict):
+            out[decl.name] = list(properties)
+    return out
 
 
 def _check_names(

@@ -241,12 +241,15 @@ class OpenAIProvider:
             }
         elif schema is not None:
             params["response_format"] = {"type": "json_object", "schema": schema}
-            instruction = {"role": "system", "content": json_instruction(schema)}
+            # JSON mode alone does not say which JSON: the schema joins the system prompt.
+            instruction = json_instruction(schema)
             if messages and messages[0]["role"] == "system":
-                messages[0] = {**messages[0], "content": messages[0]["content"] + "\n\n"}
-                messages[0]["content"] += instruction["content"]
+                messages[0] = {
+                    **messages[0],
+                    "content": f"{messages[0]['content']}\n\n{instruction}",
+                }
             else:
-                messages.insert(0, instruction)
+                messages.insert(0, {"role": "system", "content": instruction})
         return params
 
     # -- call ---------------------------------------------------------------------------

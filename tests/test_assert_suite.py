@@ -24,7 +24,7 @@ def test_the_issue_example_validates_and_runs_from_another_directory(tmp_path: P
 
     checked = evalctl(elsewhere, "cases", "validate", str(suite))
     assert checked.returncode == 0, checked.stderr
-    assert "1 cases in 1 suites" in checked.stdout
+    assert "1 case in 1 suite" in checked.stdout
 
     ran = evalctl(
         elsewhere,

@@ -111,6 +111,19 @@ def test_a_script_that_is_a_directory_or_missing_is_bad_input(
         assert "--script" in result.err
 
 
+def test_the_scripted_provider_without_a_script_is_bad_input(
+    echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A missing flag is the user's to fix (2), not an unavailable machine (3).
+    for command in ("run", "baseline"):
+        result = run_cli(
+            capsys, command, "--provider", "scripted", "--cases", str(echo_suite),
+            "--out", str(tmp_path / command), *(["--no-progress"] if command == "run" else []),
+        )  # fmt: skip
+        assert_bad_input(result)
+        assert "--script" in result.err
+
+
 def test_a_missing_model_path_is_bad_input(
     echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -259,3 +272,31 @@ def test_a_model_path_that_is_a_directory_is_bad_input(
     result = run_cli(capsys, "models", "verify", str(tmp_path))
     assert_bad_input(result, tmp_path)
     assert "is a directory" in result.err
+
+
+@pytest.mark.parametrize(
+    ("script", "field", "message"),
+    [
+        (
+            '[[cases."echo/hello"]]\ncontent = "a"\n[[cases."echo/hello"]]\ncontnet = "b"\n',
+            "field 'cases.echo/hello[2].contnet'",
+            "unknown key (known: content, tool_calls,",
+        ),
+        ('modle = "x"\n', "field 'modle'", "unknown key (known: model, default, cases)"),
+        (
+            '[[cases.hello]]\ntool_calls = [{ name = "t", args = {} }]\n',
+            "field 'cases.hello[1].tool_calls[1].args'",
+            "unknown key (known: name, arguments)",
+        ),
+    ],
+)
+def test_a_mistyped_reply_script_key_is_located_like_a_suite_error(
+    echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], script: str,
+    field: str, message: str,
+) -> None:  # fmt: skip
+    # Replies numbered from 1 and "unknown key" with the valid ones, as in suite errors.
+    path = tmp_path / "script.toml"
+    path.write_text(script)
+    result = run_cli(capsys, "cases", "validate", str(echo_suite), "--script", str(path))
+    assert_bad_input(result, path)
+    assert field in result.err and message in result.err, result.err

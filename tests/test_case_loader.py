@@ -119,7 +119,7 @@ def test_cli_validate_exits_2_without_traceback(
 def test_cli_validate_and_list_ok(echo_suite: Path, capsys: pytest.CaptureFixture[str]) -> None:
     result = run_cli(capsys, "cases", "validate", str(echo_suite))
     assert result.code == 0
-    assert "2 cases in 1 suites" in result.out
+    assert "2 cases in 1 suite" in result.out
     listing = run_cli(capsys, "cases", "list", str(echo_suite), "--json")
     assert listing.code == 0
     assert '"echo/shout"' in listing.out
@@ -142,3 +142,17 @@ def test_validate_finds_what_a_kind_would_trip_over_at_run_time(tmp_path: Path, 
         load_suite(suite)
     assert "case.input.release" in info.value.message
     assert "release fixture not found" in info.value.message
+
+
+def test_a_reply_script_among_the_suites_is_named_as_one(
+    echo_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The likely mistake (a script beside its suites) gets one line saying so, not four
+    # "unknown key" lines about a file that was never meant to be a suite.
+    script = echo_suite.parent / "replies.toml"
+    script.write_text('[[cases."echo/hello"]]\ncontent = "hello"\n')
+    result = run_cli(capsys, "cases", "validate", str(echo_suite.parent))
+    assert result.code == 2
+    assert result.err.count("\n") == 1, result.err
+    assert f"{script}: field 'cases': this is a reply script, not a suite" in result.err
+    assert "Traceback" not in result.err + result.out

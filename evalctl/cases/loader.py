@@ -91,11 +91,25 @@ def _case_label(raw: Any, index: int) -> str:
     return case_id if isinstance(case_id, str) else f"#{index + 1}"
 
 
+def _looks_like_reply_script(raw: dict[str, Any]) -> bool:
+    return "suite" not in raw and "case" not in raw and ("cases" in raw or "default" in raw)
+
+
 def load_suite(path: Path) -> Suite:
     """Load and check one suite file: every problem in it is reported, not just the first
     (`SuiteErrors`), and everything `run` would trip over is checked here, files included."""
     raw = userfiles.read_toml(path, what="suite file")
     errors = _Collector(path)
+    if _looks_like_reply_script(raw):
+        # A reply script put beside the suites it answers is the likely mistake here; four
+        # "unknown key" lines would not say so.
+        errors.add(
+            "this is a reply script, not a suite (it has `cases`, no [suite]): keep reply "
+            "scripts out of the directories given as suites, e.g. in a scripts/ "
+            "subdirectory (a directory's subdirectories are not read)",
+            field="cases" if "cases" in raw else "default",
+        )
+        errors.raise_any()
     for key in raw:
         if key not in ("suite", "case"):
             errors.add("unknown key (a suite file has [suite] and [[case]] tables)", field=key)

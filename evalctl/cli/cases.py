@@ -39,6 +39,10 @@ class ValidationReport(BaseModel):
     cases: int
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _render_listing(listing: CasesListing) -> None:
     table = Table()
     for column in ("case", "features", "description"):
@@ -48,7 +52,7 @@ def _render_listing(listing: CasesListing) -> None:
             table.add_row(case.key, ", ".join(case.features), case.description)
     stdout.print(table)
     total = sum(len(s.cases) for s in listing.suites)
-    stdout.print(f"{total} cases in {len(listing.suites)} suites")
+    stdout.print(f"{_count(total, 'case')} in {_count(len(listing.suites), 'suite')}")
 
 
 @cases_app.command("list")
@@ -112,7 +116,9 @@ def validate(
     emit(
         report,
         as_json,
-        lambda r: stdout.print(f"[green]ok[/] {r.cases} cases in {r.suites} suites"),
+        lambda r: stdout.print(
+            f"[green]ok[/] {_count(r.cases, 'case')} in {_count(r.suites, 'suite')}"
+        ),
     )
 
 

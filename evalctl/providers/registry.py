@@ -250,11 +250,19 @@ def detect(options: ProviderOptions) -> str:
 
 def _check_given_paths(name: str, options: ProviderOptions) -> None:
     """A --script or --model the user typed that names no file is bad input (exit 2), not an
-    unavailable provider (exit 3, which CI reads as a broken machine)."""
-    if name == "scripted" and options.script is not None and not options.script.is_file():
+    unavailable provider (exit 3, which CI reads as a broken machine). So is asking for the
+    scripted provider without its --script: a missing flag, nothing wrong with the machine."""
+    if name == "scripted":
         script = options.script
-        what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
-        raise BadInputError(what, file=str(script), field="--script")
+        if script is None:
+            raise BadInputError(
+                "the scripted provider needs --script FILE (a reply script)",
+                field="--script",
+                hint="docs/writing-suites.md, 'Reply scripts', describes the file",
+            )
+        if not script.is_file():
+            what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
+            raise BadInputError(what, file=str(script), field="--script")
     if name == "local":
         from evalctl.modelfiles.manifest import load_manifest, resolve
 

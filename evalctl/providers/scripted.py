@@ -68,11 +68,35 @@ def load_script(path: Path) -> Script:
         return Script.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = [str(p) for p in err["loc"]]
-        case_id = loc[1] if len(loc) > 1 and loc[0] == "cases" else None
+        loc = err["loc"]
+        case_id = str(loc[1]) if len(loc) > 1 and loc[0] == "cases" else None
+        more = len(exc.errors()) - 1
         raise BadInputError(
-            err["msg"], file=str(path), case_id=case_id, field=".".join(loc)
+            _message(err) + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""),
+            file=str(path),
+            case_id=case_id,
+            field=_field_path(loc),
         ) from None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """`cases.spam[2].content`: replies are numbered from 1, as suite errors number tables."""
+    return "".join(
+        f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if i else str(part))
+        for i, part in enumerate(loc)
+    )
+
+
+def _message(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        loc = err["loc"]
+        model = (
+            Script if len(loc) == 1 else ScriptedToolCall if "tool_calls" in loc else ScriptedReply
+        )
+        return f"unknown key (known: {', '.join(model.model_fields)})"
+    if err["type"] == "missing":
+        return "required key is missing"
+    return str(err["msg"])
 
 
 def unmatched_keys(script: Script, case_keys: Iterable[str]) -> list[str]:

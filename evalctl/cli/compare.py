@@ -325,9 +325,12 @@ def compare(
 ) -> None:
     """Gate results on a baseline, or diff two runs.
 
-    BASELINE RESULTS: regressions, orphaned, unscored, improvements and new cases.
+    BASELINE RESULTS: regressions, check regressions, orphaned, unscored, improvements and
+    new cases.
 
-    Exit 1 on a regression or orphaned case, else 3 if a case could not be scored, else 0.
+    Exit 1 on a regression (a case pass -> fail), a check regression (a check pass -> fail
+    inside a case that failed before and fails now) or an orphaned case, else 3 if a case
+    could not be scored, else 0.
 
     A case flaky in the baseline gates only when its pass rate really dropped:
     the run's Wilson 95% interval lies wholly below the baseline's.

@@ -156,3 +156,24 @@ def test_a_reply_script_among_the_suites_is_named_as_one(
     assert result.err.count("\n") == 1, result.err
     assert f"{script}: field 'cases': this is a reply script, not a suite" in result.err
     assert "Traceback" not in result.err + result.out
+
+
+def test_a_repeated_case_option_selects_every_glob(
+    echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--case a --case b` once kept only b, silently; now it means `--case a,b`.
+    listing = run_cli(
+        capsys, "cases", "list", str(echo_suite), "--case", "hello", "--case", "sh*", "--json"
+    )
+    assert listing.code == 0
+    assert '"echo/hello"' in listing.out and '"echo/shout"' in listing.out
+    script = tmp_path / "script.toml"
+    script.write_text('[[default]]\ncontent = "x"\n')
+    out = tmp_path / "out"
+    run = run_cli(
+        capsys, "run", "--provider", "scripted", "--script", str(script), "--cases",
+        str(echo_suite), "--case", "hello", "--case", "shout", "--out", str(out), "--no-progress",
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    assert '"echo/shout"' in (out / "results.json").read_text()
+    assert '"echo/hello"' in (out / "results.json").read_text()

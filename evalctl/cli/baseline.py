@@ -67,7 +67,7 @@ def baseline(
     provider: str | None = options.PROVIDER,
     model: str | None = options.MODEL,
     suite: list[str] | None = options.SUITE,
-    case: str | None = options.CASE,
+    case: list[str] | None = options.CASE,
     script: Path | None = options.SCRIPT,
     cases: list[Path] | None = options.CASES_PATH,
     min_pass_rate: float | None = typer.Option(
@@ -117,7 +117,7 @@ def baseline(
             provider=provider,
             model=model,
             suite=suite,
-            case=case,
+            case=options.case_globs(case),
             script=script,
             cases=cases,
             show_progress=not as_json,

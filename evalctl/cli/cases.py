@@ -59,12 +59,14 @@ def _render_listing(listing: CasesListing) -> None:
 def list_cases(
     paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
     suite: list[str] | None = options.SUITE,
-    case: str | None = options.CASE,
+    case: list[str] | None = options.CASE,
     as_json: bool = options.JSON,
 ) -> None:
     """List the cases of every suite."""
     settings = options.settings_from_env()
-    suites = load_suites(paths or None, settings.cases_dir, suite_names=suite, case_glob=case)
+    suites = load_suites(
+        paths or None, settings.cases_dir, suite_names=suite, case_glob=options.case_globs(case)
+    )
     listing = CasesListing(
         suites=[
             SuiteRow(

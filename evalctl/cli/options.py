@@ -27,8 +27,16 @@ CASE = typer.Option(
     None,
     "--case",
     "-c",
-    help="Only cases whose id or suite/id match this glob (several: comma-separated).",
+    help="Only cases whose id or suite/id match this glob (several: comma-separated, or repeat).",
 )
+
+
+def case_globs(case: list[str] | None) -> str | None:
+    """Every --case given, as the one comma-separated selection the loader reads (a repeated
+    --case once silently kept only the last)."""
+    return ",".join(case) if case else None
+
+
 SCRIPT = typer.Option(None, "--script", help="Reply script for the scripted provider.")
 CASES_PATH = typer.Option(
     None, "--cases", help="Suite files or directories (default: the cases/ directory)."

@@ -100,7 +100,7 @@ def soak(
     suite: list[str] | None = typer.Option(
         None, "--suite", "-s", help=f"Suites whose cases are cycled (default: {DEFAULT_SUITE})."
     ),
-    case: str | None = options.CASE,
+    case: list[str] | None = options.CASE,
     cases: list[Path] | None = options.CASES_PATH,
     sample_every: int = typer.Option(
         1, "--sample-every", min=1, help="Sample memory after every N-th request."
@@ -155,7 +155,9 @@ def soak(
         SoakPlan(requests, warmup, sample_every, threshold).check()
     settings = options.settings_from_env()
     names = suite or ([] if cases else [DEFAULT_SUITE])
-    suites = load_suites(cases or None, settings.cases_dir, suite_names=names, case_glob=case)
+    suites = load_suites(
+        cases or None, settings.cases_dir, suite_names=names, case_glob=options.case_globs(case)
+    )
     calls = cycle_of(first_turn_calls(suites, settings, timeout), cycle)
     if not calls:
         raise BadInputError("no cases matched", hint="check --suite/--case")
@@ -178,7 +180,7 @@ def soak(
             plan,
             calls,
             suites=[s.name for s in suites],
-            case_glob=case,
+            case_glob=options.case_globs(case),
             timeout_s=timeout,
             progress=None if as_json else _progress,
             soak_id=soak_id,

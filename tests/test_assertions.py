@@ -245,3 +245,14 @@ def test_expected_arguments_must_be_parameters_of_the_tool() -> None:
     assert problems == [("[1].args.cty", "'weather' has no parameter 'cty' (known: city, units)")]
     # A tool whose parameters are not known (a plugin's) is not second-guessed.
     assert parse_assertions([table], TOOLS, {})[1] == []
+
+
+def test_cites_tool_result_says_whether_the_tool_was_never_called_or_only_failed() -> None:
+    # Two different things to fix: the model skipped the tool, or every call it made failed.
+    table = {"type": "cites-tool-result", "tool": "lookup_order"}
+    never = check(table, "It shipped.", [WEATHER_CALL])
+    assert never.status == "fail"
+    assert never.message == "'lookup_order' was not called in this case"
+    failed = check(table, "It shipped.", [FAILED_ORDER_CALL, FAILED_ORDER_CALL])
+    assert failed.status == "fail"
+    assert "every call to 'lookup_order' returned an error (2)" in failed.message

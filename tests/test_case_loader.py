@@ -177,3 +177,21 @@ def test_a_repeated_case_option_selects_every_glob(
     assert run.code == 0, run.err
     assert '"echo/shout"' in (out / "results.json").read_text()
     assert '"echo/hello"' in (out / "results.json").read_text()
+
+
+def test_a_case_with_a_bad_key_still_has_its_assertions_checked(tmp_path: Path) -> None:
+    # One validate run lists the assertion problems too, not one layer per fix.
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[suite]\nname = "s"\nkind = "assert"\n'
+        '[[case]]\nid = "a"\ninput = { prompt = "hi" }\nthreshold = 1.5\n'
+        '[[case.assert]]\ntype = "regex"\npattern = "(unclosed"\n'
+        '[[case.assert]]\ntype = "json_field"\n'
+    )
+    with pytest.raises(BadInputError) as info:
+        load_suite(path)
+    lines = info.value.message.splitlines()
+    assert len(lines) == 3, lines
+    assert "field 'case.threshold'" in lines[0]
+    assert "case 'a': field 'case.assert[1].pattern': invalid regular expression" in lines[1]
+    assert "case 'a': field 'case.assert[2].type': unknown assertion type 'json_field'" in lines[2]

@@ -37,10 +37,18 @@ class CitesToolResult(Assertion):
         return [("tool", self.tool)]
 
     def evaluate(self, evidence: Evidence) -> Outcome:
-        calls = [c for c in evidence.calls_to(self.tool) if not c.is_error]
+        every_call = evidence.calls_to(self.tool)
+        calls = [c for c in every_call if not c.is_error]
         expected = f"the answer cites {self.tool}" + (f" {self.path}" if self.path else "")
         if not calls:
-            return Outcome(False, expected, None, f"{self.tool!r} returned nothing in this case")
+            # Say which: never called, or called and every call failed (what to fix differs).
+            why = (
+                f"{self.tool!r} was not called in this case"
+                if not every_call
+                else f"every call to {self.tool!r} returned an error ({len(every_call)}), "
+                "so it returned no value to cite"
+            )
+            return Outcome(False, expected, None, why)
         values = []
         for call in calls:
             found, value = value_at(returned_value(call), self.path)

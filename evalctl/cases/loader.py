@@ -135,6 +135,8 @@ def load_suite(path: Path) -> Suite:
         label = _case_label(raw_case, index)
         entry = _validate(errors, CaseEntry, raw_case, ("case",), label)
         if entry is None:
+            if table is not None:
+                _check_unparsed_assertions(errors, table, raw_case, label, offered)
             continue
         if entry.id in seen:
             errors.add("duplicate case id", case_id=entry.id, field="case.id")
@@ -232,6 +234,20 @@ def _build_case(
         for field, message in case_problems(table, case, suite_dir):
             errors.add(message, case_id=entry.id, field=field)
     return case
+
+
+def _check_unparsed_assertions(
+    errors: _Collector, table: SuiteTable, raw_case: Any, label: str, offered: list[str] | None
+) -> None:
+    """A case whose own keys are wrong (say `threshold = 1.5`) still gets its assertions
+    checked, so one validate run lists their problems too instead of revealing them one fix
+    at a time. Items that are not tables were already reported by the case's own check."""
+    raw = raw_case.get("assert") if isinstance(raw_case, dict) else None
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        return
+    _, problems = parse_assertions(raw, offered, _declared_args(table))
+    for field, message in problems:
+        errors.add(message, case_id=label, field=f"case.assert{field}")
 
 
 def _declared_args(table: SuiteTable) -> dict[str, list[str]]:

@@ -79,3 +79,30 @@ def test_results_that_are_not_the_baselines_source_are_refused(
     assert done.code == 2
     assert "holds run another-run, but the baseline" in done.err
     assert "Traceback" not in done.err
+
+
+def test_a_baseline_written_run_by_run_reads_its_source_results_from_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalctl.baselines.write import merge_baseline
+
+    whole = _run()
+    som = whole.model_copy(update={"cases": whole.cases[:3], "run_id": "som-run"})
+    tri = whole.model_copy(update={"cases": whole.cases[3:], "run_id": "tri-run"})
+    som.settings.suite_filter = ["som"]
+    tri.settings.suite_filter = ["tri"]
+    first = build_baseline(som, min_pass_rate=0.0)
+    merged, _ = merge_baseline(first, build_baseline(tri, min_pass_rate=0.0), tri)
+    baseline = write_baseline(merged, tmp_path / "local.json")
+    (tmp_path / "local.results").mkdir()
+    write_json_atomic(tmp_path / "local.results" / "som.json", som)
+    write_json_atomic(tmp_path / "local.results" / "tri.json", tri)
+    done = run_cli(capsys, "report", str(baseline), "--markdown", "-")
+    assert done.code == 0, done.err
+    assert "from local.json and local.results/ (run tri-run)" in done.out
+    assert "| tri | 1/1 (100%) | 2/2 (100%) | os 1/1 · arch 1/1 | 0.5 s |" in done.out
+    assert "2.0 s |" in done.out
+    # A directory missing the run the baseline names is refused.
+    (tmp_path / "local.results" / "tri.json").unlink()
+    refused = run_cli(capsys, "report", str(baseline), "--markdown", "-")
+    assert refused.code == 2 and "was written from run tri-run" in refused.err

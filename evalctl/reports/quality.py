@@ -3,9 +3,12 @@
 Every figure comes from committed files, so a README that quotes the table can be checked
 by anyone: the baseline (each case's status and each check's outcome) and, when present,
 the results it was written from, committed beside it as `<baseline stem>.results.json`
-(`baselines/local.json` -> `baselines/local.results.json`), which add latency. The results
-must be the baseline's source: same run id, same case statuses; anything else is refused,
-since a table mixing two runs would quote figures no file backs.
+(`baselines/local.json` -> `baselines/local.results.json`), which add latency. A baseline
+written suite by suite (`evalctl baseline --from` once per run, each merging its suites in)
+has several source runs: they are committed as a directory instead, one results file per
+run (`baselines/local.results/<suite>.json`). The results must be the baseline's source:
+the run the baseline names among them, and the same case statuses; anything else is
+refused, since a table mixing other runs would quote figures no file backs.
 """
 
 from __future__ import annotations
@@ -27,19 +30,38 @@ def source_results_path(baseline_path: Path) -> Path:
     return baseline_path.with_name(baseline_path.stem + ".results.json")
 
 
-def _source_results(doc: Document, baseline: Baseline) -> RunResult | None:
+def source_results_dir(baseline_path: Path) -> Path:
+    """Where the results of a baseline written from several runs are committed."""
+    return baseline_path.with_name(baseline_path.stem + ".results")
+
+
+def _source_name(doc: Document) -> str:
+    if source_results_path(doc.path).is_file():
+        return source_results_path(doc.path).name
+    return source_results_dir(doc.path).name + "/"
+
+
+def _source_results(doc: Document, baseline: Baseline) -> list[RunResult] | None:
     path = source_results_path(doc.path)
-    if not path.is_file():
+    if path.is_file():
+        files = [path]
+    elif source_results_dir(doc.path).is_dir():
+        path = source_results_dir(doc.path)
+        files = sorted(path.glob("*.json"))
+    else:
         return None
-    run = run_from_document(load_document(path))
-    if baseline.source_run_id is not None and run.run_id != baseline.source_run_id:
+    runs = [run_from_document(load_document(f)) for f in files]
+    ids = [run.run_id for run in runs]
+    if baseline.source_run_id is not None and baseline.source_run_id not in ids:
         raise BadInputError(
-            f"holds run {run.run_id}, but the baseline {doc.path} was written from run "
-            f"{baseline.source_run_id}; commit the results the baseline came from",
+            f"holds run {', '.join(ids) or 'nothing'}, but the baseline {doc.path} was written "
+            f"from run {baseline.source_run_id}; commit the results the baseline came from",
             file=str(path),
             field="run_id",
         )
-    scored = {c.key: c.status for c in run.cases if c.status in ("pass", "fail", "flaky")}
+    scored = {
+        c.key: c.status for run in runs for c in run.cases if c.status in ("pass", "fail", "flaky")
+    }
     differ = sorted(k for k, v in baseline.baselines.items() if scored.get(k) != v)
     if differ:
         raise BadInputError(
@@ -48,7 +70,7 @@ def _source_results(doc: Document, baseline: Baseline) -> RunResult | None:
             file=str(path),
             case_id=differ[0],
         )
-    return run
+    return runs
 
 
 def _pct(part: int, whole: int) -> str:
@@ -79,15 +101,15 @@ def _checks_cell(outcomes: list[dict[str, CheckStatus]]) -> tuple[str, str]:
 def quality_markdown(doc: Document) -> str:
     """The quality table of the baseline in `doc` (see the module docstring)."""
     baseline = baseline_from_document(doc)
-    run = _source_results(doc, baseline)
+    runs = _source_results(doc, baseline)
     suites = sorted({key.split("/", 1)[0] for key in baseline.baselines})
     header = ["suite", "cases passed", "checks passed", "per check (passed/scored)"]
-    if run is not None:
+    if runs is not None:
         header.append("latency p50 per case")
     lines = [
         f"Quality of {cell(baseline.model)} ({cell(baseline.provider)}), from "
         f"{cell(doc.path.name)}"
-        + (f" and {cell(source_results_path(doc.path).name)}" if run else "")
+        + (f" and {cell(_source_name(doc))}" if runs is not None else "")
         + (f" (run {cell(baseline.source_run_id)})" if baseline.source_run_id else "")
         + ":",
         "",
@@ -95,10 +117,11 @@ def quality_markdown(doc: Document) -> str:
         "|" + "---|" * len(header),
     ]
     latency = {}
-    if run is not None:
+    if runs is not None:
         for suite in suites:
             values = [
                 c.latency_ms
+                for run in runs
                 for c in run.cases
                 if c.suite == suite and c.status in ("pass", "fail", "flaky")
             ]
@@ -114,7 +137,7 @@ def quality_markdown(doc: Document) -> str:
         if not any(k in baseline.checks for k in keys):
             overall, per_check = "-", "no check outcomes (a schema_version 1 baseline)"
         row = [cell(suite), cases, overall, cell(per_check)]
-        if run is not None:
+        if runs is not None:
             row.append(latency[suite])
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")

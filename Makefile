@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml Makefile
 # shipped suites, on the embedded model, then the gate against the committed baseline. About
 # DEMO_MINUTES on 2 idle cores after setup (README "Two commands"); `make quality` runs all.
 DEMO_SUITES ?= asset-triage sommelier release-assets
-DEMO_CASES ?= __DEMO_CASES__
+DEMO_CASES ?= asset-triage/*,release-assets/k9s,sommelier/en-red-under-20,sommelier/ru-white-20-35,sommelier/en-bold-for-steak,sommelier/en-chilean-carmenere,sommelier/ru-russian-wine
 DEMO_OUT ?= results/demo
 
 run: setup

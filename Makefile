@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 # The demo (`make run`): the cases where the embedded model's answers vary, from all three
-# shipped suites, on the embedded model, then the gate against the committed baseline. About
-# DEMO_MINUTES on 2 idle cores after setup (README "Two commands"); `make quality` runs all.
+# shipped suites, on the embedded model, then the gate against the committed baseline: about
+# 2 minutes on 2 cores after setup (README "Two commands"). `make quality` runs every case.
 DEMO_SUITES ?= asset-triage sommelier release-assets
 DEMO_CASES ?= asset-triage/*,release-assets/k9s,sommelier/en-red-under-20,sommelier/ru-white-20-35,sommelier/en-bold-for-steak,sommelier/en-chilean-carmenere,sommelier/ru-russian-wine
 DEMO_OUT ?= results/demo

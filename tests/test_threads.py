@@ -40,7 +40,17 @@ def test_default_uses_the_allowed_cpus_when_topology_is_unknown(
 ) -> None:
     # CPUs the kernel does not describe (no such sysfs entries): count them as they are.
     monkeypatch.setattr(threads, "allowed_cpus", lambda: {1001, 1003, 1005})
+    monkeypatch.setattr(threads, "busy_cores", lambda: 0)
     assert threads.default_threads() == 3
+
+
+def test_busy_cores_are_left_to_the_work_keeping_them_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "available_cores", lambda: 4)
+    for load, expected in ((0.3, 4), (1.7, 3), (3.2, 1), (9.0, 1)):
+        monkeypatch.setattr(threads.os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+        assert threads.default_threads() == expected
 
 
 def test_default_never_exceeds_the_allowed_cpus() -> None:

@@ -26,7 +26,9 @@ IDLE = typer.Option(
     "5m", "--idle-timeout", help="Exit after this long without requests (0: never)."
 )
 THREADS = typer.Option(
-    None, "--threads", help="llama.cpp threads (default: the physical cores this process may use)."
+    None,
+    "--threads",
+    help="llama.cpp threads (default: the physical cores this process may use, less busy ones).",
 )
 N_CTX = typer.Option(4096, "--n-ctx", help="Context window in tokens.")
 

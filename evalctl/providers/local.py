@@ -122,7 +122,9 @@ class LocalProvider:
         threads = self._threads or chosen or default_threads()
         return {
             "threads": threads,
-            "threads_from": "setting" if chosen else "default: physical cores in affinity",
+            "threads_from": "setting"
+            if chosen
+            else "default: physical cores in affinity, less busy ones",
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
         }

@@ -6,6 +6,13 @@ gives up ~25% of the speed (106-110 tok/s with 1 thread against 134-137 with 2 o
 embedded model). So count the cores in the CPU affinity mask (a container or `taskset` may
 allow fewer than the machine has), and collapse SMT siblings to one per physical core when
 the kernel says which they are.
+
+Then leave out the cores other work keeps busy (the 1-minute load average, rounded down),
+when the daemon starts. ggml's threads wait for each other at every step of a token, so one
+of them sharing a core with another busy process stalls them all: with one of the 2 cores
+busy, 2 threads made 12 tok/s where 1 thread made 95 (benchmarks/bench_local.py). An idle
+machine keeps every core. An explicit count (EVALCTL_LOCAL_THREADS, `local_threads`,
+`--threads`) is used as given.
 """
 
 from __future__ import annotations
@@ -42,7 +49,20 @@ def physical_cores(cpus: Iterable[int], sysfs: Path = SYSFS_CPU) -> int | None:
     return len(cores) or None
 
 
-def default_threads() -> int:
+def busy_cores() -> int:
+    """Cores other work keeps busy right now: the 1-minute load average, rounded down."""
+    try:
+        return int(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return 0
+
+
+def available_cores() -> int:
     """Physical cores among the allowed CPUs; the allowed CPUs when that is unknown."""
     cpus = allowed_cpus()
     return max(1, physical_cores(cpus) or len(cpus))
+
+
+def default_threads() -> int:
+    """The available cores less the busy ones, at least 1."""
+    return max(1, available_cores() - busy_cores())

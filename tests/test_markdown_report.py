@@ -106,10 +106,10 @@ def test_quiet_run_has_no_attention_sections() -> None:
 def test_write_appends_to_the_github_step_summary(tmp_path: Path) -> None:
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier step\n")
-    out = write_markdown(
-        sample_run(), tmp_path / "md" / "run.md", {"GITHUB_STEP_SUMMARY": str(summary)}
-    )
-    assert out.read_text() == to_markdown(sample_run())
+    path = tmp_path / "md" / "run.md"
+    text = write_markdown(sample_run(), path, {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert text == to_markdown(sample_run())
+    assert path.read_text() == to_markdown(sample_run())
     assert summary.read_text() == "earlier step\n" + to_markdown(sample_run()) + "\n"
 
 
@@ -132,3 +132,23 @@ def test_run_writes_markdown(
     assert json.loads(done.out)["markdown_path"] == str(md)
     assert "**0/2 passed**" in md.read_text()
     assert summary.read_text().startswith("## evalctl · scripted")
+
+
+def test_run_markdown_dash_prints_to_standard_output(
+    echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # As in `report --markdown -`; it once wrote a file named "-" in the working directory.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    script = tmp_path / "script.toml"
+    script.write_text('[[default]]\ncontent = "nope"\n')
+    args = ["run", "--provider", "scripted", "--script", str(script), "--cases", str(echo_suite)]
+    done = run_cli(capsys, *args, "--out", "out", "--no-progress", "--markdown", "-")
+    assert done.code == 0, done.err
+    assert "**0/2 passed**" in done.out
+    assert done.out.index("results: ") < done.out.index("**0/2 passed**")
+    assert not (tmp_path / "-").exists()
+    refused = run_cli(capsys, *args, "--out", "out2", "--markdown", "-", "--json")
+    assert refused.code == 2
+    assert "--markdown" in refused.err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -14,6 +15,10 @@ from evalctl.errors import BadInputError, ExitCode
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.text import plural
 from evalctl.runner.api import RunRequest
+from evalctl.secrets import redact
+
+# `--markdown -` means standard output, as in `evalctl report`.
+MARKDOWN_STDOUT = Path("-")
 
 
 class CaseLine(BaseModel):
@@ -109,7 +114,10 @@ def run(
     ),
     junit: Path | None = typer.Option(None, "--junit", help="Also write JUnit XML here."),
     markdown: Path | None = typer.Option(
-        None, "--markdown", help="Also write a Markdown summary here (and to $GITHUB_STEP_SUMMARY)."
+        None,
+        "--markdown",
+        help="Also write a Markdown summary here ('-': standard output), and to "
+        "$GITHUB_STEP_SUMMARY when set.",
     ),
     restart_per_case: bool = typer.Option(
         False,
@@ -144,6 +152,8 @@ def run(
     """
     from evalctl.sharding import parse_shard
 
+    if markdown == MARKDOWN_STDOUT and as_json:
+        raise BadInputError("cannot print Markdown and --json together", field="--markdown")
     if cooldown is not None and not restart_per_case and resume is None:
         raise BadInputError("only applies with --restart-per-case", field="--cooldown")
 
@@ -221,8 +231,13 @@ def run(
         resumed=request.resume,
         shard=f"{shard_spec[0]}/{shard_spec[1]}" if shard_spec else None,
     )
-    output.junit_path, output.markdown_path = _write_reports(result, junit, markdown)
+    output.junit_path, output.markdown_path, markdown_text = _write_reports(result, junit, markdown)
     emit(output, as_json, render)
+    if markdown == MARKDOWN_STDOUT and markdown_text is not None:
+        # `--markdown -` prints it after the table, as `report --markdown -` does (it once
+        # wrote a file named "-").
+        sys.stdout.write(redact(markdown_text) + "\n")
+        sys.stdout.flush()
     if result.summary.errors:
         raise typer.Exit(int(ExitCode.INFRA))
 
@@ -309,10 +324,10 @@ def _repeats(case: CaseResult) -> str | None:
 
 def _write_reports(
     result: RunResult, junit: Path | None, markdown: Path | None
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, str | None, str | None]:
     """Write the requested renderings of `result`; they are views of results.json, which
-    stays the canonical record."""
-    junit_path = markdown_path = None
+    stays the canonical record. Returns their paths and the Markdown text."""
+    junit_path = markdown_path = markdown_text = None
     if junit is not None:
         from evalctl.reports.junit import write_junit
 
@@ -320,8 +335,9 @@ def _write_reports(
     if markdown is not None:
         from evalctl.reports.markdown import write_markdown
 
-        markdown_path = str(write_markdown(result, markdown, options.environ()))
-    return junit_path, markdown_path
+        markdown_text = write_markdown(result, markdown, options.environ())
+        markdown_path = None if markdown == MARKDOWN_STDOUT else str(markdown)
+    return junit_path, markdown_path, markdown_text
 
 
 def register(app: typer.Typer) -> None:

@@ -151,11 +151,13 @@ def to_markdown(run: RunResult) -> str:
     return "\n".join(lines)
 
 
-def write_markdown(run: RunResult, path: Path, env: Mapping[str, str]) -> Path:
-    """Write the summary to `path`; also append it to `$GITHUB_STEP_SUMMARY` when set (GitHub
-    Actions renders that file on the job's page; appending keeps other steps' summaries)."""
+def write_markdown(run: RunResult, path: Path, env: Mapping[str, str]) -> str:
+    """Write the summary to `path` (`-`: nowhere, the caller prints the returned text); also
+    append it to `$GITHUB_STEP_SUMMARY` when set (GitHub Actions renders that file on the
+    job's page; appending keeps other steps' summaries). Returns the summary."""
     text = to_markdown(run)
-    write_report(path, text)
+    if path != Path("-"):
+        write_report(path, text)
     step_summary = env.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         try:
@@ -167,4 +169,4 @@ def write_markdown(run: RunResult, path: Path, env: Mapping[str, str]) -> Path:
                 file=step_summary,
                 field="GITHUB_STEP_SUMMARY",
             ) from None
-    return path
+    return text

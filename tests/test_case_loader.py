@@ -195,3 +195,18 @@ def test_a_case_with_a_bad_key_still_has_its_assertions_checked(tmp_path: Path) 
     assert "field 'case.threshold'" in lines[0]
     assert "case 'a': field 'case.assert[1].pattern': invalid regular expression" in lines[1]
     assert "case 'a': field 'case.assert[2].type': unknown assertion type 'json_field'" in lines[2]
+
+
+def test_a_name_that_breaks_its_pattern_says_what_is_allowed_in_words(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[suite]\nname = "my suite"\nkind = "assert"\n'
+        '[[case]]\nid = "b/c"\ninput = { prompt = "hi" }\n'
+        '[[case.assert]]\ntype = "json-valid"\n'
+    )
+    with pytest.raises(BadInputError) as info:
+        load_suite(path)
+    first, second = info.value.message.splitlines()
+    assert "field 'suite.name': 'my suite' is not allowed: letters, digits," in first
+    assert "case 'b/c': field 'case.id': 'b/c' is not allowed: letters, digits," in second
+    assert "pattern" not in info.value.message

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ValidationError
 from evalctl import userfiles
 from evalctl.assertions.evaluate import parse_assertions
 from evalctl.cases.requirements import known_requirements
-from evalctl.cases.schema import Case, CaseEntry, Suite, SuiteTable
+from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import case_matches
+from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import get_kind, kind_names, tool_names
@@ -35,7 +36,17 @@ def _message(err: Any) -> str:
         return "unknown key"
     if kind == "missing":
         return "required key is missing"
+    if kind == "string_pattern_mismatch":
+        pattern = (err.get("ctx") or {}).get("pattern")
+        return f"{err['input']!r} is not allowed: {_PATTERNS.get(pattern, f'must match {pattern}')}"
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+# The name patterns, in words: a regular expression is not an answer for most users.
+_PATTERNS = {
+    CASE_ID_PATTERN: "letters, digits, '.', '_' and '-', starting with a letter or digit",
+    TOOL_NAME_PATTERN: "letters, digits, '_' and '-' (at most 64), starting with a letter or '_'",
+}
 
 
 class SuiteErrors(BadInputError):

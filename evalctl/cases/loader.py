@@ -37,7 +37,7 @@ def _message(err: Any) -> str:
     if kind == "missing":
         return "required key is missing"
     if kind == "string_pattern_mismatch":
-        pattern = (err.get("ctx") or {}).get("pattern")
+        pattern = str((err.get("ctx") or {}).get("pattern"))
         return f"{err['input']!r} is not allowed: {_PATTERNS.get(pattern, f'must match {pattern}')}"
     return str(err["msg"]).removeprefix("Value error, ")
 

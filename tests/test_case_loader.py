@@ -210,3 +210,14 @@ def test_a_name_that_breaks_its_pattern_says_what_is_allowed_in_words(tmp_path: 
     assert "field 'suite.name': 'my suite' is not allowed: letters, digits," in first
     assert "case 'b/c': field 'case.id': 'b/c' is not allowed: letters, digits," in second
     assert "pattern" not in info.value.message
+
+
+def test_cases_list_and_validate_take_the_cases_flag_of_run(
+    echo_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `run --cases X` and `cases validate --cases X` name suites the same way.
+    validate = run_cli(capsys, "cases", "validate", "--cases", str(echo_suite))
+    assert validate.code == 0, validate.err
+    assert "2 cases in 1 suite" in validate.out
+    listing = run_cli(capsys, "cases", "list", "--cases", str(echo_suite), "--json")
+    assert listing.code == 0 and '"echo/hello"' in listing.out

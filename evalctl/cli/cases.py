@@ -55,17 +55,27 @@ def _render_listing(listing: CasesListing) -> None:
     stdout.print(f"{_count(total, 'case')} in {_count(len(listing.suites), 'suite')}")
 
 
+def _paths(paths: list[Path] | None, cases: list[Path] | None) -> list[Path] | None:
+    """Suites given as arguments and/or as `--cases`, the flag `run` and `baseline` take, so
+    a command line copied from one works in the other."""
+    return [*(paths or []), *(cases or [])] or None
+
+
 @cases_app.command("list")
 def list_cases(
     paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
     suite: list[str] | None = options.SUITE,
     case: list[str] | None = options.CASE,
+    cases: list[Path] | None = options.CASES_PATH,
     as_json: bool = options.JSON,
 ) -> None:
     """List the cases of every suite."""
     settings = options.settings_from_env()
     suites = load_suites(
-        paths or None, settings.cases_dir, suite_names=suite, case_glob=options.case_globs(case)
+        _paths(paths, cases),
+        settings.cases_dir,
+        suite_names=suite,
+        case_glob=options.case_globs(case),
     )
     listing = CasesListing(
         suites=[
@@ -92,12 +102,13 @@ def validate(
         "--script",
         help="Also check this reply script: each of its case keys must match a case.",
     ),
+    cases: list[Path] | None = options.CASES_PATH,
     as_json: bool = options.JSON,
 ) -> None:
     """Validate suite files strictly: everything `run` would check, files and modules they
     name included. Exit 2 listing every problem (file, case id, field) in every file."""
     settings = options.settings_from_env()
-    files = discover(paths or None, settings.cases_dir)
+    files = discover(_paths(paths, cases), settings.cases_dir)
     suites, problems = [], []
     for file in files:
         try:

@@ -48,9 +48,39 @@ def test_busy_cores_are_left_to_the_work_keeping_them_busy(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(threads, "available_cores", lambda: 4)
-    for load, expected in ((0.3, 4), (1.7, 3), (3.2, 1), (9.0, 1)):
-        monkeypatch.setattr(threads.os, "getloadavg", lambda load=load: (load, 0.0, 0.0))
+    for busy, expected in ((0, 4), (1, 3), (3, 1), (9, 1)):
+        monkeypatch.setattr(threads, "busy_cores", lambda busy=busy: busy)
         assert threads.default_threads() == expected
+
+
+@pytest.mark.parametrize(
+    ("idle_delta", "total_delta", "expected"),
+    [(200, 200, 0), (100, 200, 1), (10, 200, 2), (95, 200, 1)],
+)
+def test_busy_cores_are_measured_now_not_from_the_load_average(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    idle_delta: int,
+    total_delta: int,
+    expected: int,
+) -> None:
+    # Two CPUs; between the two reads `total_delta` jiffies pass, `idle_delta` of them idle.
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
+    busy = total_delta - idle_delta
+
+    def advance(_seconds: float) -> None:
+        stat.write_text(f"cpu  {100 + busy} 0 100 {800 + idle_delta} 0 0 0 0 0 0\n")
+
+    monkeypatch.setattr(threads.time, "sleep", advance)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    # A high 1-minute load average (work that already ended) must not count.
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (7.0, 7.0, 7.0), raising=False)
+    assert threads.busy_cores(stat) == expected
+
+
+def test_busy_cores_unknown_without_proc_stat(tmp_path: Path) -> None:
+    assert threads.busy_cores(tmp_path / "missing") == 0
 
 
 def test_default_never_exceeds_the_allowed_cpus() -> None:

@@ -7,21 +7,28 @@ embedded model). So count the cores in the CPU affinity mask (a container or `ta
 allow fewer than the machine has), and collapse SMT siblings to one per physical core when
 the kernel says which they are.
 
-Then leave out the cores other work keeps busy (the 1-minute load average, rounded down),
-when the daemon starts. ggml's threads wait for each other at every step of a token, so one
-of them sharing a core with another busy process stalls them all: with one of the 2 cores
-busy, 2 threads made 12 tok/s where 1 thread made 95 (benchmarks/bench_local.py). An idle
-machine keeps every core. An explicit count (EVALCTL_LOCAL_THREADS, `local_threads`,
-`--threads`) is used as given.
+Then leave out the cores other work keeps busy *right now*, when the daemon starts. ggml's
+threads wait for each other at every step of a token, so one of them sharing a core with
+another busy process stalls them all: with one of the 2 cores busy, 2 threads made 12 tok/s
+where 1 thread made 95 (benchmarks/bench_local.py). "Right now" is a 0.1 s sample of
+/proc/stat, not the 1-minute load average: the load average still counts work that ended
+seconds ago (a benchmark's previous step, a build), and would give an idle machine one
+thread. An idle machine keeps every core. An explicit count (EVALCTL_LOCAL_THREADS,
+`local_threads`, `--threads`) is used as given.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 SYSFS_CPU = Path("/sys/devices/system/cpu")
+PROC_STAT = Path("/proc/stat")
+# Long enough to see a busy process (the kernel counts in 10 ms ticks), short enough not to
+# weigh on the daemon's cold start.
+BUSY_SAMPLE_S = 0.1
 
 
 def allowed_cpus() -> set[int]:
@@ -49,12 +56,34 @@ def physical_cores(cpus: Iterable[int], sysfs: Path = SYSFS_CPU) -> int | None:
     return len(cores) or None
 
 
-def busy_cores() -> int:
-    """Cores other work keeps busy right now: the 1-minute load average, rounded down."""
+def _cpu_times(stat: Path) -> tuple[int, int] | None:
+    """(idle, total) jiffies summed over all CPUs, from the first line of /proc/stat."""
     try:
-        return int(os.getloadavg()[0])
-    except (AttributeError, OSError):
+        fields = stat.read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu" or len(fields) < 5:
+        return None
+    values = [int(v) for v in fields[1:]]
+    # idle + iowait: time no process wanted the CPU.
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return idle, sum(values)
+
+
+def busy_cores(stat: Path = PROC_STAT, sample_s: float = BUSY_SAMPLE_S) -> int:
+    """Cores other work keeps busy right now (rounded to the nearest core), 0 when unknown."""
+    before = _cpu_times(stat)
+    if before is None:
         return 0
+    time.sleep(sample_s)
+    after = _cpu_times(stat)
+    if after is None:
+        return 0
+    idle, total = after[0] - before[0], after[1] - before[1]
+    if total <= 0:
+        return 0
+    busy_fraction = 1 - idle / total
+    return round(busy_fraction * (os.cpu_count() or 1))
 
 
 def available_cores() -> int:

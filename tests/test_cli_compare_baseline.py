@@ -366,3 +366,35 @@ def test_compare_does_not_read_the_conversations(tmp_path: Path) -> None:
     proc = evalctl(tmp_path, "compare", str(baseline), str(path))
     _clean(proc)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_suite_file_deleted_under_cases_dir_is_orphaned(
+    echo_suite: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --cases PATH says where suites live, not which to run: a suite file removed from that
+    # directory since the baseline must gate (exit 1) as orphaned, not pass as "not selected".
+    monkeypatch.chdir(tmp_path)
+    cases_dir = echo_suite.parent
+    second = cases_dir / "echo2.toml"
+    second.write_text(echo_suite.read_text().replace('name = "echo"', 'name = "echo2"'))
+    both = tmp_path / "both.toml"
+    both.write_text(PERFECT + PERFECT.replace('"echo/', '"echo2/'))
+    common = ["--provider", "scripted", "--cases", str(cases_dir)]
+    made = run_cli(capsys, "baseline", *common, "--script", str(both), "--json")
+    assert made.code == 0, made.err
+    assert json.loads(made.out)["total"] == 4
+
+    second.unlink()
+    one = tmp_path / "one.toml"
+    one.write_text(PERFECT)
+    ran = run_cli(capsys, "run", *common, "--script", str(one), "--out", "now", "--json")
+    assert ran.code == 0, ran.err
+
+    compared = run_cli(capsys, "compare", "baselines/scripted.json", "now", "--json")
+    assert compared.code == 1, compared.out
+    out = json.loads(compared.out)
+    assert out["orphaned"] == ["echo2/hello", "echo2/shout"]
+    assert out["out_of_scope"] == 0

@@ -4,6 +4,10 @@ A run narrowed with `--suite` or `--case` says nothing about the cases it did no
 Without this, comparing it to a full baseline would call every unselected case orphaned,
 and writing a baseline from it would silently drop their expectations.
 
+Only an explicit selection narrows: `--suite` (or the configured default suites), `--case`
+and `--shard`. Paths given with `--cases` say where suites live, not which to run, so they
+do not: a run over `--cases DIR` is in scope for every baseline entry.
+
 `RunSettings.suite_filter` holds the suites the user narrowed the run to (empty: all) and
 `case_glob` the `--case` pattern, matched on the case id or the full key exactly like the
 case loader does. `RunSettings.suites` (what ran) is deliberately not used: a suite file

@@ -145,7 +145,10 @@ def execute_run(
             retry=retry,
             cache=JudgeCache(settings.home, enabled=request.judge_cache),
         )
-        suite_filter = sorted(s.name for s in suites) if narrowed_to or request.paths else []
+        # Only a selection narrows the scope (--suite, or the configured default suites;
+        # --case and --shard are recorded on their own). Paths given with --cases do not:
+        # a suite file deleted from them since the baseline must gate as orphaned.
+        suite_filter = sorted(s.name for s in suites) if narrowed_to else []
         # The run directory's lock (runner.rundir) is held until results are on disk.
         with ExitStack() as held:
             return _execute(request, settings, suites, suite_filter, provider, retry, judge, held)

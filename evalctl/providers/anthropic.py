@@ -44,13 +44,14 @@ from evalctl.errors import ProviderError, ProviderUnavailableError
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
+    redaction_env,
     status_error,
     timings,
     transport_error,
     transport_exceptions,
 )
 from evalctl.providers.registry import ProviderOptions, capabilities_of
-from evalctl.secrets import SECRET_ENV_VARS, redact
+from evalctl.secrets import redact
 
 if TYPE_CHECKING:
     import anthropic
@@ -136,8 +137,7 @@ class AnthropicProvider:
         import anthropic
 
         self._model = model
-        # Only what redaction needs; the provider never keeps the whole environment.
-        self._env = {k: env[k] for k in SECRET_ENV_VARS if env.get(k)}
+        self._env = redaction_env(env)
         self._client: anthropic.Anthropic = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=0
         )

@@ -24,9 +24,14 @@ from collections.abc import Mapping
 
 from evalctl.chat import Timings
 from evalctl.errors import ProviderError, TransientProviderError
-from evalctl.secrets import redact
+from evalctl.secrets import SECRET_ENV_VARS, redact
 
 TRANSIENT_STATUS = frozenset({408, 409, 429})
+
+
+def redaction_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The keys in `env` that redaction needs: a provider never keeps the whole environment."""
+    return {k: env[k] for k in SECRET_ENV_VARS if env.get(k)}
 
 
 def is_transient_status(status: int) -> bool:
@@ -122,7 +127,7 @@ def is_timeout(exc: BaseException) -> bool:
     return False
 
 
-def timings(started: float, output_tokens: int) -> Timings:
+def timings(started: float, output_tokens: int, ttft_ms: float | None = None) -> Timings:
     total_s = time.monotonic() - started
     rate = output_tokens / total_s if total_s > 0 and output_tokens else None
-    return Timings(total_ms=round(total_s * 1000, 3), tokens_per_s=rate)
+    return Timings(ttft_ms=ttft_ms, total_ms=round(total_s * 1000, 3), tokens_per_s=rate)

@@ -51,13 +51,13 @@ from evalctl.errors import ProviderError, ProviderUnavailableError
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
+    redaction_env,
     status_error,
     timings,
     transport_error,
     transport_exceptions,
 )
 from evalctl.providers.registry import ProviderOptions, capabilities_of, gemini_key
-from evalctl.secrets import SECRET_ENV_VARS
 
 if TYPE_CHECKING:
     from google.genai import errors as genai_errors
@@ -100,7 +100,7 @@ class GeminiProvider:
         from google.genai import types
 
         self._model = model
-        self._env = {k: env[k] for k in SECRET_ENV_VARS if env.get(k)}
+        self._env = redaction_env(env)
         http_options = types.HttpOptions(
             base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1)
         )

@@ -47,7 +47,6 @@ from evalctl.chat import (
     Message,
     Role,
     StopReason,
-    Timings,
     ToolCall,
     ToolDef,
     Usage,
@@ -56,12 +55,14 @@ from evalctl.errors import ProviderError, ProviderUnavailableError, TransientPro
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
+    redaction_env,
     status_error,
+    timings,
     transport_error,
     transport_exceptions,
 )
 from evalctl.providers.registry import ProviderOptions, capabilities_of
-from evalctl.secrets import SECRET_ENV_VARS, redact
+from evalctl.secrets import redact
 
 if TYPE_CHECKING:
     import openai
@@ -187,7 +188,7 @@ class OpenAIProvider:
         import openai
 
         self._model = model
-        self._env = {k: env[k] for k in SECRET_ENV_VARS if env.get(k)}
+        self._env = redaction_env(env)
         # No key (a local server needs none): a callable returning "" keeps the SDK from
         # demanding one, and each request omits the Authorization header explicitly, as the
         # SDK requires.
@@ -394,14 +395,12 @@ class OpenAIProvider:
         stop = _STOP.get(finish or "stop", "end_turn")
         if calls and stop == "end_turn":
             stop = "tool_use"
-        total_s = time.monotonic() - started
-        rate = usage.output_tokens / total_s if total_s > 0 and usage.output_tokens else None
         return CompletionResponse(
             content=text,
             tool_calls=calls,
             stop_reason=stop,
             usage=usage,
-            timings=Timings(ttft_ms=ttft_ms, total_ms=round(total_s * 1000, 3), tokens_per_s=rate),
+            timings=timings(started, usage.output_tokens, ttft_ms),
             model=model or self._model,
         )
 

@@ -192,3 +192,29 @@ def test_console_shows_expected_actual_and_reason_of_a_regressed_case(
         "    grounding went wrong",
     ]
     assert "1 regression · 0 check regressions ·" in done.out
+
+
+def test_a_check_regressing_inside_a_passing_case_is_a_note_that_does_not_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An `assert` case with threshold < 1 still passes with a failed check: compare lists
+    # the check (text, --json, step summary) without gating on it.
+    baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
+    after = _run({**BEFORE, "som/ok": {"tool_selection": "pass", "grounding": "fail"}})
+    after = [c.model_copy(update={"status": "pass"}) if c.key == "som/ok" else c for c in after]
+    cmp = compare_baseline(baseline, f.run(after))
+    assert cmp.exit_code == 0 and cmp.regressions == [] and cmp.check_regressions == []
+    assert [(c.key, c.check, c.baseline, c.current, c.case_status) for c in
+            cmp.passing_check_regressions] == [("som/ok", "grounding", "pass", "fail", "pass")]  # fmt: skip
+    assert "### Check regressions inside passing cases (not gating)" in comparison_markdown(cmp)
+    assert "| som/ok | grounding | pass → fail | grounding-expected |" in comparison_markdown(cmp)
+
+    base = write_baseline(baseline, tmp_path / "baseline.json")
+    results = write_run(f.run(after, run_id="now"), tmp_path / "now")
+    text = run_cli(capsys, "compare", str(base), str(results))
+    assert text.code == 0, text.err
+    assert "Check regressions inside passing cases" in text.out
+    assert "grounding-actual" in text.out
+    data = json.loads(run_cli(capsys, "compare", str(base), str(results), "--json").out)
+    assert data["passing_check_regressions"][0]["check"] == "grounding"
+    assert data["exit_code"] == 0

@@ -20,7 +20,10 @@ that failed in the baseline and fails now, a check that went pass -> fail is a *
 regression* and gates like a case regression; fail -> pass is a *check improvement*. A case
 that regressed or improved as a whole lists its checks in its own entry instead. Checks of a
 flaky case (either side) are not compared: they come from one repeat of a noisy case, and
-the case's pass rate already judges it. `n/a` (nothing to test) is neither outcome: a change
+the case's pass rate already judges it. Inside a case that passes on both sides (an `assert`
+case with a threshold below 1 tolerates some failed checks), a check that went pass -> fail
+is listed as a *check regression inside a passing case*: a note, not gating, since the
+suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither outcome: a change
 to or from n/a is not a regression.
 
 Exit code of a baseline comparison: 1 on any regression (case or check) or orphaned case,
@@ -184,6 +187,9 @@ class Comparison(BaseModel):
     # Check level, inside cases that failed in the baseline and fail now (module docstring).
     check_regressions: list[CheckChange] = []
     check_improvements: list[CheckChange] = []
+    # Checks that went pass -> fail inside cases that pass on both sides (a threshold
+    # below 1): a note, not gating.
+    passing_check_regressions: list[CheckChange] = []
     # Flaky in the baseline, pass or fail now, with no credible change of pass rate (or no
     # counts to judge one): reported, not gating.
     flaky_changes: list[CaseChange] = []
@@ -232,6 +238,7 @@ def compare_baseline(
     # Check level, inside cases that failed in the baseline and fail now (module docstring).
     check_regressions: list[CheckChange] = []
     check_improvements: list[CheckChange] = []
+    passing_check_regressions: list[CheckChange] = []
     flaky_changes: list[CaseChange] = []
     unscored: list[UnscoredCase] = []
     unchanged: list[str] = []
@@ -274,6 +281,9 @@ def compare_baseline(
                 worse, better = _check_changes(key, baseline.checks.get(key, {}), case)
                 check_regressions += worse
                 check_improvements += better
+            elif expected == "pass" and case.status == "pass":
+                worse, _ = _check_changes(key, baseline.checks.get(key, {}), case)
+                passing_check_regressions += worse
 
     new: list[NewCase] = []
     for key, case in sorted(results.items()):
@@ -303,6 +313,7 @@ def compare_baseline(
         improvements=improvements,
         check_regressions=check_regressions,
         check_improvements=check_improvements,
+        passing_check_regressions=passing_check_regressions,
         flaky_changes=flaky_changes,
         orphaned=orphaned,
         new=new,

@@ -169,6 +169,15 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
             table.add_row(escape(n.key), _status(n.status))
         stdout.print(table)
         _left_out(len(cmp.new), limit, "new cases")
+    if cmp.passing_check_regressions:
+        stdout.print(
+            _check_table(
+                "[yellow]Check regressions inside passing cases (not gating: the threshold "
+                "still passes the case)[/]",
+                _shown(cmp.passing_check_regressions, limit),
+            )
+        )
+        _left_out(len(cmp.passing_check_regressions), limit, "check regressions in passing cases")
     if cmp.flaky_changes:
         stdout.print(
             _changes_table(

@@ -61,6 +61,9 @@ def comparison_markdown(cmp: Comparison) -> str:
     if cmp.unscored:
         lines += ["### Unscored", ""]
         lines += [f"- {cell(u.key)} ({u.status}): {cell(u.reason)}" for u in cmp.unscored] + [""]
+    if cmp.passing_check_regressions:
+        lines += ["### Check regressions inside passing cases (not gating)", "", *_HEADER]
+        lines += [*_check_rows(cmp.passing_check_regressions), ""]
     better = [c.key for c in cmp.improvements] + [
         f"{c.key}: {c.check}" for c in cmp.check_improvements
     ]

@@ -315,6 +315,11 @@ def _comparison(cmp: Comparison) -> ET.Element:
         )
     parts.append(_changes("Improvements", cmp.improvements))
     parts.append(_check_changes("Check improvements", cmp.check_improvements))
+    parts.append(
+        _check_changes(
+            "Check regressions inside passing cases (not gating)", cmp.passing_check_regressions
+        )
+    )
     if cmp.new:
         rows = [[n.key, el("td", badge(n.status))] for n in cmp.new[:MAX_CHANGE_ROWS]]
         parts.append(

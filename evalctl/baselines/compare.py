@@ -23,8 +23,8 @@ flaky case (either side) are not compared: they come from one repeat of a noisy 
 the case's pass rate already judges it. Inside a case that passes on both sides (an `assert`
 case with a threshold below 1 tolerates some failed checks), a check that went pass -> fail
 is listed as a *check regression inside a passing case*: a note, not gating, since the
-suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither outcome: a change
-to or from n/a is not a regression.
+suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither
+outcome: a change to or from n/a is not a regression.
 
 Exit code of a baseline comparison: 1 on any regression (case or check) or orphaned case,
 else 3 when a case could not be scored, else 0. A run diff is information, not a gate, and

@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,32 @@ def read_toml(path: Path, *, what: str = "TOML file") -> dict[str, Any]:
 
 def read_json(path: Path, *, what: str = "JSON file") -> Any:
     return parse_json(read_text(path, what=what), path)
+
+
+def read_toml_or_json(path: Path, *, what: str) -> Any:
+    """A file that may be written in either language: JSON when it is named `*.json`."""
+    text = read_text(path, what=what)
+    return parse_json(text, path) if path.suffix == ".json" else parse_toml(text, path)
+
+
+def field_path(loc: Sequence[int | str], *, below: bool = False) -> str:
+    """Where a validation error sits, as the user wrote it: `case.assert[1].equals`, dotted
+    keys and list positions numbered from 1 (as suite errors number tables). `below=True`
+    gives a path below a field already named: `.equals`, `[2].name`."""
+    out = ""
+    for part in loc:
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out or below else part)
+    return out
+
+
+def validation_message(err: Mapping[str, Any]) -> str:
+    """A pydantic error in words for a user file: unknown and missing keys said plainly."""
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def check_nesting(data: Any, path: Path, limit: int = MAX_NESTING) -> None:

@@ -21,28 +21,12 @@ from evalctl.assertions.registry import (
 from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
 from evalctl.results.models import CheckResult
 from evalctl.scoring.kinds import Transcript
+from evalctl.userfiles import field_path, validation_message
 
 OUTPUT_SCHEMA_CHECK = "output_schema"
 
 # (field path below the assertion, message)
 Problem = tuple[str, str]
-
-
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part + 1}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def _message(err: Any) -> str:
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        return "unknown key"
-    if kind == "missing":
-        return "required key is missing"
-    msg = str(err["msg"])
-    return msg.removeprefix("Value error, ")
 
 
 def parse_assertion(
@@ -76,7 +60,9 @@ def parse_assertion(
     try:
         params = check.params_model.model_validate(data)
     except ValidationError as exc:
-        problems.extend((_loc(tuple(e["loc"])), _message(e)) for e in exc.errors())
+        problems.extend(
+            (field_path(e["loc"], below=True), validation_message(e)) for e in exc.errors()
+        )
         return None, problems
     if tools is not None:
         for key, tool in tools_named(params):

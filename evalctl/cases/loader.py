@@ -22,24 +22,11 @@ from evalctl.tools.declared import declared_tool_problems
 M = TypeVar("M", bound=BaseModel)
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    """`case.assert[1].equals`: dotted keys, list positions numbered from 1 as in the file."""
-    out = ""
-    for part in loc:
-        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _message(err: Any) -> str:
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        return "unknown key"
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "string_pattern_mismatch":
+    if err["type"] == "string_pattern_mismatch":
         pattern = str((err.get("ctx") or {}).get("pattern"))
         return f"{err['input']!r} is not allowed: {_PATTERNS.get(pattern, f'must match {pattern}')}"
-    return str(err["msg"]).removeprefix("Value error, ")
+    return userfiles.validation_message(err)
 
 
 # The name patterns, in words: a regular expression is not an answer for most users.
@@ -74,7 +61,9 @@ class _Collector:
         self, exc: ValidationError, prefix: tuple[int | str, ...], case_id: str | None = None
     ) -> None:
         for err in exc.errors():
-            self.add(_message(err), case_id=case_id, field=_field_path((*prefix, *err["loc"])))
+            self.add(
+                _message(err), case_id=case_id, field=userfiles.field_path((*prefix, *err["loc"]))
+            )
 
     def raise_any(self) -> None:
         if self.errors:

@@ -101,12 +101,7 @@ class Script(_Model):
 
 
 def load_script(path: Path) -> Script:
-    text = userfiles.read_text(path, what="script")
-    data = (
-        userfiles.parse_json(text, path)
-        if path.suffix == ".json"
-        else (userfiles.parse_toml(text, path))
-    )
+    data = userfiles.read_toml_or_json(path, what="script")
     try:
         return Script.model_validate(data)
     except ValidationError as exc:

@@ -58,12 +58,7 @@ class Script(BaseModel):
 
 
 def load_script(path: Path) -> Script:
-    text = userfiles.read_text(path, what="reply script")
-    data = (
-        userfiles.parse_json(text, path)
-        if path.suffix == ".json"
-        else (userfiles.parse_toml(text, path))
-    )
+    data = userfiles.read_toml_or_json(path, what="reply script")
     try:
         return Script.model_validate(data)
     except ValidationError as exc:
@@ -75,16 +70,8 @@ def load_script(path: Path) -> Script:
             _message(err) + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""),
             file=str(path),
             case_id=case_id,
-            field=_field_path(loc),
+            field=userfiles.field_path(loc),
         ) from None
-
-
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    """`cases.spam[2].content`: replies are numbered from 1, as suite errors number tables."""
-    return "".join(
-        f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if i else str(part))
-        for i, part in enumerate(loc)
-    )
 
 
 def _message(err: Any) -> str:

@@ -161,6 +161,16 @@ def test_name_weight_and_check_name() -> None:
     assert tool.name == "asked"
 
 
+def test_tool_checks_report_expected_and_calls_with_the_assertions_own_keys() -> None:
+    table = {"type": "tool-called", "name": "weather", "args": {"city": "Rome"}, "times": 1}
+    failed = check(table, "", [WEATHER_CALL])
+    assert failed.status == "fail"
+    assert failed.expected == {"name": "weather", "args": {"city": "Rome"}, "times": 1}
+    assert set(failed.expected) <= set(table)
+    called = check({"type": "tool-not-called", "name": "weather"}, "", [WEATHER_CALL])
+    assert [set(c) for c in called.actual] == [{"name", "args"}]
+
+
 def test_json_equality_is_exact() -> None:
     # true is not 1 in JSON; 1 and 1.0 are the same number.
     assert check({"type": "json-field", "path": "ok", "equals": 1}, '{"ok": true}', []).failed

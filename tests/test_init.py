@@ -36,6 +36,11 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     again = evalctl(tmp_path, "init", str(target))
     assert again.returncode == 2
     assert "would overwrite" in again.stderr and "--force" in again.stderr
+    # The error names a file it would overwrite, in text and in --json.
+    assert again.stderr.startswith(f"error: {suite}: already exists")
+    refused = json.loads(evalctl(tmp_path, "init", str(target), "--json").stdout)["error"]
+    assert refused["file"] == str(suite) and refused["field"] is None
+    assert str(target / "cases" / "scripts" / "starter.toml") in refused["message"]
     assert suite.read_text() == "# mine\n"
     assert evalctl(tmp_path, "init", str(target), "--force").returncode == 0
     assert suite.read_text().startswith("# A starter suite written by `evalctl init`")

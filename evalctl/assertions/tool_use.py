@@ -38,7 +38,9 @@ class ToolCalled(Assertion):
     def evaluate(self, evidence: Evidence) -> Outcome:
         calls = evidence.calls_to(self.name)
         matching = [c for c in calls if _matches(c, self.args)]
-        expected: dict[str, Any] = {"tool": self.name}
+        # Keyed like the assertion itself (`name`, `args`, `times`), so a failure reads back
+        # as the table that was written.
+        expected: dict[str, Any] = {"name": self.name}
         if self.args:
             expected["args"] = self.args
         if self.times is not None:
@@ -68,7 +70,7 @@ class ToolNotCalled(Assertion):
 
     def evaluate(self, evidence: Evidence) -> Outcome:
         calls = evidence.calls_to(self.name) if self.name else evidence.tool_calls
-        actual = [{"tool": c.name, "args": c.arguments} for c in calls]
+        actual = [{"name": c.name, "args": c.arguments} for c in calls]
         what = repr(self.name) if self.name else "a tool"
         reason = f"{what} was called {len(calls)} time(s)" if calls else ""
         return Outcome(not calls, f"no call to {self.name or 'any tool'}", actual, reason)

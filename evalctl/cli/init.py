@@ -46,9 +46,12 @@ def write_starter(directory: Path, *, force: bool) -> list[str]:
     if not force:
         existing = [str(p) for p in targets.values() if p.exists()]
         if existing:
+            # The error names the file (the first one; the message lists any others), so
+            # `file` in --json points at what would be lost.
+            others = f" (and {', '.join(existing[1:])})" if len(existing) > 1 else ""
             raise BadInputError(
-                f"would overwrite {', '.join(existing)}",
-                field="DIRECTORY",
+                f"already exists; init would overwrite it{others}",
+                file=existing[0],
                 hint="pick another directory, or pass --force to overwrite",
             )
     templates = resources.files("evalctl.cli") / "starter"

@@ -15,9 +15,9 @@ from typing import Any
 
 from evalctl.errors import BadInputError
 from evalctl.reports.write import write_report
-from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.models import RunResult
 from evalctl.results.summary import SCORED
-from evalctl.results.text import plural, visible_controls
+from evalctl.results.text import pass_rate, percent, plural, visible_controls
 
 _CELL_LIMIT = 160
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
@@ -37,20 +37,6 @@ def cell(value: Any) -> str:
     return " ".join(text.split())  # newlines would end the table row
 
 
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:.0%}"
-
-
-def _rate(case: CaseResult) -> str:
-    passed, runs = case.pass_counts()
-    if runs == 0:
-        return "-"
-    text = f"{passed}/{runs}"
-    if runs > 1 and case.pass_ci_low is not None and case.pass_ci_high is not None:
-        text += f" ({case.pass_ci_low:.0%}-{case.pass_ci_high:.0%})"
-    return text
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -62,7 +48,7 @@ def to_markdown(run: RunResult) -> str:
     lines = [
         f"## evalctl · {cell(run.provider.name)} · {cell(run.provider.model)}",
         "",
-        f"**{s.passed}/{s.total} passed** ({_pct(s.pass_rate)} of scored) · {s.failed} failed · "
+        f"**{s.passed}/{s.total} passed** ({percent(s.pass_rate)} of scored) · {s.failed} failed · "
         f"{s.flaky} flaky · {plural(s.errors, 'error')} · {s.skipped} skipped"
         + (" · **interrupted**" if run.interrupted else ""),
         "",
@@ -75,7 +61,7 @@ def to_markdown(run: RunResult) -> str:
             "latency p50 / p95 / p99",
             f"{s.latency_ms.p50:.0f} / {s.latency_ms.p95:.0f} / {s.latency_ms.p99:.0f} ms",
         ],
-        ["first-try pass rate", _pct(s.first_try_rate)],
+        ["first-try pass rate", percent(s.first_try_rate)],
         ["turns (mean)", f"{s.turns_mean:.2f}"],
         ["tokens in / out", f"{s.usage.input_tokens} / {s.usage.output_tokens}"],
     ]
@@ -119,7 +105,7 @@ def to_markdown(run: RunResult) -> str:
     flaky = [c for c in run.cases if c.status == "flaky"]
     if flaky:
         lines += [f"### 🎲 Flaky ({len(flaky)})", ""]
-        lines += _table(["case", "passed (95% CI)"], [[cell(c.key), _rate(c)] for c in flaky])
+        lines += _table(["case", "passed (95% CI)"], [[cell(c.key), pass_rate(c)] for c in flaky])
     na = [(c, ch) for c in run.cases if c.status in SCORED for ch in c.checks if ch.not_applicable]
     if na:
         lines += [f"<details><summary>n/a checks ({len(na)}): nothing to test</summary>", ""]
@@ -140,7 +126,7 @@ def to_markdown(run: RunResult) -> str:
         [
             cell(c.key),
             f"{_ICONS.get(c.status, '')} {c.status}",
-            _rate(c),
+            pass_rate(c),
             f"{c.latency_ms:.0f} ms",
             str(c.turns),
         ]

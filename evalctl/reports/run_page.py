@@ -22,7 +22,7 @@ from evalctl.reports.kit.page import page, section
 from evalctl.reports.kit.table import Cell, num, table
 from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
 from evalctl.results.summary import SCORED
-from evalctl.results.text import visible_controls
+from evalctl.results.text import pass_rate, percent, visible_controls
 
 _VALUE_LIMIT = 4000
 
@@ -30,20 +30,6 @@ _VALUE_LIMIT = 4000
 def _value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= _VALUE_LIMIT else text[:_VALUE_LIMIT] + " …"
-
-
-def _pct(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:.0%}"
-
-
-def _passed(case: CaseResult) -> str:
-    passed, runs = case.pass_counts()
-    if runs == 0:
-        return "-"
-    text = f"{passed}/{runs}"
-    if runs > 1 and case.pass_ci_low is not None and case.pass_ci_high is not None:
-        text += f" ({case.pass_ci_low:.0%}-{case.pass_ci_high:.0%})"
-    return text
 
 
 def _pre(value: Any) -> ET.Element:
@@ -187,8 +173,8 @@ def _summary_cards(run: RunResult) -> ET.Element:
             "checks pass / fail / n/a",
             f"{s.checks_passed} / {s.checks_failed} / {s.checks_na}",
         ),
-        card("pass rate (scored)", _pct(s.pass_rate)),
-        card("first-try", _pct(s.first_try_rate)),
+        card("pass rate (scored)", percent(s.pass_rate)),
+        card("first-try", percent(s.first_try_rate)),
         card("latency p50", f"{s.latency_ms.p50:.0f} ms"),
         card("latency p95", f"{s.latency_ms.p95:.0f} ms"),
         card("latency p99", f"{s.latency_ms.p99:.0f} ms"),
@@ -369,7 +355,7 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
         [
             el("td", el("code", c.key)),
             el("td", badge(c.status)),
-            num(_passed(c)),
+            num(pass_rate(c)),
             num(f"{c.latency_ms:.0f} ms"),
             num(str(c.turns)),
             num(f"{c.usage.input_tokens} / {c.usage.output_tokens}"),

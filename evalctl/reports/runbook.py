@@ -15,6 +15,7 @@ from evalctl.reports.markdown import cell
 from evalctl.reports.pages import document_kind
 from evalctl.results.document import Document
 from evalctl.results.models import RunResult
+from evalctl.results.text import percent
 from evalctl.stability.describe import (
     environment_rows,
     mib,
@@ -39,10 +40,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 def _environment(rows: list[tuple[str, str]], extra: Sequence[tuple[str, str]] = ()) -> list[str]:
     return _table(["field", "value"], [[cell(k), cell(v)] for k, v in [*extra, *rows]])
-
-
-def _pct_plain(rate: float | None) -> str:
-    return "-" if rate is None else f"{rate:.0%}"
 
 
 # ---------------------------------------------------------------- full benchmark (a run)
@@ -78,7 +75,7 @@ def run_markdown(run: RunResult) -> str:
                 str(s.flaky),
                 str(s.errors),
                 str(s.skipped),
-                _pct_plain(s.pass_rate),
+                percent(s.pass_rate),
                 ms(s.latency_ms.p50),
                 ms(s.latency_ms.p95),
                 "-" if s.tokens_per_s is None else f"{s.tokens_per_s:.1f}",

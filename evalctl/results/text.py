@@ -8,6 +8,10 @@ characters as visible symbols instead of passing them through.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalctl.results.models import CaseResult
 
 # C0 controls except tab and newline (carriage return too: it rewrites a line in a log),
 # DEL, C1 controls, and the bidirectional embedding/override/isolate characters.
@@ -32,3 +36,20 @@ def visible_controls(text: str) -> str:
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """`1 regression`, `2 regressions`."""
     return f"{count} {noun if count == 1 else (many or noun + 's')}"
+
+
+def percent(rate: float | None) -> str:
+    """`67%`, or `-` when there is no rate (nothing scored)."""
+    return "-" if rate is None else f"{rate:.0%}"
+
+
+def pass_rate(case: CaseResult) -> str:
+    """`3/5 (23%-88%)`: passes over scored attempts, with the 95% interval when the case
+    was repeated; `-` when no attempt was scored."""
+    passed, runs = case.pass_counts()
+    if runs == 0:
+        return "-"
+    text = f"{passed}/{runs}"
+    if runs > 1 and case.pass_ci_low is not None and case.pass_ci_high is not None:
+        text += f" ({case.pass_ci_low:.0%}-{case.pass_ci_high:.0%})"
+    return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import BaseModel
@@ -59,28 +60,35 @@ def render(out: BaselineOutput) -> None:
 
 
 def baseline(
-    from_results: Path | None = typer.Option(
-        None,
-        "--from",
-        help="Build from saved results (results.json or its run directory) instead of running.",
-    ),
-    provider: str | None = options.PROVIDER,
-    model: str | None = options.MODEL,
-    suite: list[str] | None = options.SUITE,
-    case: list[str] | None = options.CASE,
-    script: Path | None = options.SCRIPT,
-    cases: list[Path] | None = options.CASES_PATH,
-    min_pass_rate: float | None = typer.Option(
-        None,
-        "--min-pass-rate",
-        min=0.0,
-        max=1.0,
-        help="Refuse below this share of passing scored cases, 0..1 (default: settings, 0.5).",
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Baseline file to write (default: baselines/<provider>.json)."
-    ),
-    as_json: bool = options.JSON,
+    from_results: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="Build from saved results (results.json or its run directory) instead of running.",
+        ),
+    ] = None,
+    provider: Annotated[str | None, options.PROVIDER] = None,
+    model: Annotated[str | None, options.MODEL] = None,
+    suite: Annotated[list[str] | None, options.SUITE] = None,
+    case: Annotated[list[str] | None, options.CASE] = None,
+    script: Annotated[Path | None, options.SCRIPT] = None,
+    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            help="Refuse below this share of passing scored cases, 0..1 (default: settings, 0.5).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Baseline file to write (default: baselines/<provider>.json)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import BaseModel
@@ -63,11 +64,11 @@ def _paths(paths: list[Path] | None, cases: list[Path] | None) -> list[Path] | N
 
 @cases_app.command("list")
 def list_cases(
-    paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
-    suite: list[str] | None = options.SUITE,
-    case: list[str] | None = options.CASE,
-    cases: list[Path] | None = options.CASES_PATH,
-    as_json: bool = options.JSON,
+    paths: Annotated[list[Path] | None, typer.Argument(help="Suite files or directories.")] = None,
+    suite: Annotated[list[str] | None, options.SUITE] = None,
+    case: Annotated[list[str] | None, options.CASE] = None,
+    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """List the cases of every suite."""
     settings = options.settings_from_env()
@@ -96,14 +97,16 @@ def list_cases(
 
 @cases_app.command("validate")
 def validate(
-    paths: list[Path] | None = typer.Argument(None, help="Suite files or directories."),
-    script: Path | None = typer.Option(
-        None,
-        "--script",
-        help="Also check this reply script: each of its case keys must match a case.",
-    ),
-    cases: list[Path] | None = options.CASES_PATH,
-    as_json: bool = options.JSON,
+    paths: Annotated[list[Path] | None, typer.Argument(help="Suite files or directories.")] = None,
+    script: Annotated[
+        Path | None,
+        typer.Option(
+            "--script",
+            help="Also check this reply script: each of its case keys must match a case.",
+        ),
+    ] = None,
+    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Validate suite files strictly: everything `run` would check, files and modules they
     name included. Exit 2 listing every problem (file, case id, field) in every file."""

@@ -10,7 +10,7 @@ import json
 import os
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
 import typer
 from rich.markup import escape
@@ -325,12 +325,19 @@ def _keys(changes: list[CaseChange]) -> str:
 
 
 def compare(
-    first: Path = typer.Argument(..., metavar="BASELINE|RESULTS_A", help="A baseline or results."),
-    second: Path = typer.Argument(..., metavar="RESULTS", help="Results (file or run directory)."),
-    show_all: bool = typer.Option(
-        False, "--all", help=f"List every case in each section (default: at most {DEFAULT_ROWS})."
-    ),
-    as_json: bool = options.JSON,
+    first: Annotated[
+        Path, typer.Argument(metavar="BASELINE|RESULTS_A", help="A baseline or results.")
+    ],
+    second: Annotated[
+        Path, typer.Argument(metavar="RESULTS", help="Results (file or run directory).")
+    ],
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all", help=f"List every case in each section (default: at most {DEFAULT_ROWS})."
+        ),
+    ] = False,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Gate results on a baseline, or diff two runs.
 

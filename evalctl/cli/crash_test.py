@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -100,20 +100,24 @@ def _progress(record: KillRecord) -> None:
 
 
 def crash_test(
-    kills: int = typer.Option(3, "--kills", "-k", min=1, help="How many times to SIGKILL."),
-    mid_generation: bool = typer.Option(
-        False,
-        "--mid-generation",
-        help="Alternate kills: during a generation (first), then between requests.",
-    ),
-    timeout: float = typer.Option(
-        120.0, "--timeout", help="Per-request timeout in seconds (respawn included)."
-    ),
-    model: str | None = options.MODEL,
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Directory for crash-test.json/.toml/.html."
-    ),
-    as_json: bool = options.JSON,
+    kills: Annotated[
+        int, typer.Option("--kills", "-k", min=1, help="How many times to SIGKILL.")
+    ] = 3,
+    mid_generation: Annotated[
+        bool,
+        typer.Option(
+            "--mid-generation",
+            help="Alternate kills: during a generation (first), then between requests.",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Per-request timeout in seconds (respawn included).")
+    ] = 120.0,
+    model: Annotated[str | None, options.MODEL] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Directory for crash-test.json/.toml/.html.")
+    ] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """SIGKILL the local daemon and prove the client notices and recovers on its own.
 

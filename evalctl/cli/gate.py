@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -37,10 +37,10 @@ def _github_output(path: str, run: bool) -> None:
 
 
 def gate(
-    changed_from: str = typer.Option(
-        ..., "--changed-from", metavar="REF", help="Base revision, e.g. origin/main."
-    ),
-    as_json: bool = options.JSON,
+    changed_from: Annotated[
+        str, typer.Option("--changed-from", metavar="REF", help="Base revision, e.g. origin/main.")
+    ],
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Say whether CI's quality job must run (`run=true|false`), with the reason and files.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import BaseModel
@@ -68,11 +69,13 @@ def write_starter(directory: Path, *, force: bool) -> list[str]:
 
 
 def init(
-    directory: Path = typer.Argument(
-        Path("."), help="Where to write cases/ (default: the current directory)."
-    ),
-    force: bool = typer.Option(False, "--force", help="Overwrite starter files already there."),
-    as_json: bool = options.JSON,
+    directory: Annotated[
+        Path, typer.Argument(help="Where to write cases/ (default: the current directory).")
+    ] = Path("."),
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite starter files already there.")
+    ] = False,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write a starter suite: cases/starter.toml (an `assert` suite with a fixture-backed
     tool), its fixture, and a reply script that makes a scripted run pass."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import BaseModel
@@ -35,11 +36,14 @@ def render(out: MergeOutput) -> None:
 
 
 def merge(
-    run_dirs: list[Path] = typer.Argument(
-        ..., metavar="RUN_DIR...", help="Each shard's run directory (or its results.json)."
-    ),
-    out: Path = typer.Option(..., "--out", "-o", help="Directory for the merged results."),
-    as_json: bool = options.JSON,
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN_DIR...", help="Each shard's run directory (or its results.json)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the merged results.")],
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Merge the shards of one run (`evalctl run --shard i/n`) into one results file.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from pydantic import BaseModel
 from rich.table import Table
@@ -63,7 +65,7 @@ def _render_verify(report: VerifyReport) -> None:
 
 
 @models_app.command("list")
-def list_models(as_json: bool = options.JSON) -> None:
+def list_models(as_json: Annotated[bool, options.JSON] = False) -> None:
     """List the models in the manifest: installed or not, path, size and SHA256."""
     from evalctl.modelfiles.manifest import list_models as listed
 
@@ -85,10 +87,13 @@ def list_models(as_json: bool = options.JSON) -> None:
 
 @models_app.command("verify")
 def verify_model(
-    model: str | None = typer.Argument(
-        None, help="Manifest name or GGUF path (default: EVALCTL_LOCAL_MODEL, else the default)."
-    ),
-    as_json: bool = options.JSON,
+    model: Annotated[
+        str | None,
+        typer.Argument(
+            help="Manifest name or GGUF path (default: EVALCTL_LOCAL_MODEL, else the default)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Hash a model file and compare with the manifest; a mismatch exits 2."""
     from evalctl.modelfiles.manifest import resolve, verify

@@ -1,4 +1,8 @@
-"""Options shared by commands that start a run (`run`, `baseline`)."""
+"""Options shared by commands that start a run (`run`, `baseline`).
+
+Each is used as `name: Annotated[type, options.X] = default`; the default lives with the
+parameter, so the function is an ordinary function when called from Python too.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,6 @@ from evalctl.runner.api import RunRequest
 
 # The names come from the provider registry, so a new provider shows up here by itself.
 PROVIDER = typer.Option(
-    None,
     "--provider",
     "-p",
     help=(
@@ -21,10 +24,9 @@ PROVIDER = typer.Option(
         "model are skipped with the reason). Default: detected."
     ),
 )
-MODEL = typer.Option(None, "--model", "-m", help="Model name or GGUF path (provider-specific).")
-SUITE = typer.Option(None, "--suite", "-s", help="Suite name to run (repeatable). Default: all.")
+MODEL = typer.Option("--model", "-m", help="Model name or GGUF path (provider-specific).")
+SUITE = typer.Option("--suite", "-s", help="Suite name to run (repeatable). Default: all.")
 CASE = typer.Option(
-    None,
     "--case",
     "-c",
     help="Only cases whose id or suite/id match this glob (several: comma-separated, or repeat).",
@@ -37,11 +39,11 @@ def case_globs(case: list[str] | None) -> str | None:
     return ",".join(case) if case else None
 
 
-SCRIPT = typer.Option(None, "--script", help="Reply script for the scripted provider.")
+SCRIPT = typer.Option("--script", help="Reply script for the scripted provider.")
 CASES_PATH = typer.Option(
-    None, "--cases", help="Suite files or directories (default: the cases/ directory)."
+    "--cases", help="Suite files or directories (default: the cases/ directory)."
 )
-JSON = typer.Option(False, "--json", help="Print machine-readable JSON instead of tables.")
+JSON = typer.Option("--json", help="Print machine-readable JSON instead of tables.")
 
 
 def settings_from_env() -> Settings:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from pydantic import BaseModel
 from rich.table import Table
@@ -39,7 +41,7 @@ def _render(report: PluginsReport) -> None:
     stdout.print(f"{len(report.plugins)} plugins loaded: {loaded}")
 
 
-def plugins(as_json: bool = options.JSON) -> None:
+def plugins(as_json: Annotated[bool, options.JSON] = False) -> None:
     """List the kinds, tools, checks, resources and settings plugins register, and the plugin
     (built-in, entry point or evalctl.toml) each comes from."""
     from evalctl.plugin_loader import loaded_plugins, registry

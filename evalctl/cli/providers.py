@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 from pydantic import BaseModel
 from rich.table import Table
@@ -35,7 +37,7 @@ def _render(report: ProvidersReport) -> None:
     stdout.print(table)
 
 
-def providers(as_json: bool = options.JSON) -> None:
+def providers(as_json: Annotated[bool, options.JSON] = False) -> None:
     """List providers, whether each is available, and the reason when it is not."""
     opts = ProviderOptions(settings=options.settings_from_env(), env=options.environ())
     report = ProvidersReport(

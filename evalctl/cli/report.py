@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -51,22 +51,31 @@ def render(out: ReportOutput) -> None:
 
 
 def report(
-    results: Path = typer.Argument(
-        ...,
-        metavar="RESULTS",
-        help="A result file or directory (run, soak or crash-test), or a baseline (--markdown).",
-    ),
-    html: Path | None = typer.Option(None, "--html", help="The HTML file to write."),
-    markdown: Path | None = typer.Option(
-        None,
-        "--markdown",
-        metavar="FILE",
-        help="Write the runbook's results section as Markdown here ('-': standard output).",
-    ),
-    baseline: Path | None = typer.Option(
-        None, "--baseline", "-b", help="Also show the comparison with this baseline (HTML)."
-    ),
-    as_json: bool = options.JSON,
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS",
+            help=(
+                "A result file or directory (run, soak or crash-test), or a baseline (--markdown)."
+            ),
+        ),
+    ],
+    html: Annotated[Path | None, typer.Option("--html", help="The HTML file to write.")] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            metavar="FILE",
+            help="Write the runbook's results section as Markdown here ('-': standard output).",
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline", "-b", help="Also show the comparison with this baseline (HTML)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Render results as one self-contained HTML page and/or as runbook Markdown.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import BaseModel
@@ -83,61 +84,86 @@ def render(out: RunOutput) -> None:
 
 
 def run(
-    provider: str | None = options.PROVIDER,
-    model: str | None = options.MODEL,
-    suite: list[str] | None = options.SUITE,
-    case: list[str] | None = options.CASE,
-    script: Path | None = options.SCRIPT,
-    cases: list[Path] | None = options.CASES_PATH,
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Directory for results.json/.toml (default: results/<run-id>)."
-    ),
-    repeats: int | None = typer.Option(
-        None,
-        "--repeats",
-        min=1,
-        help="Run each case N times; pass rate with a 95% interval, flaky when some pass.",
-    ),
-    concurrency: int = typer.Option(
-        1, "--concurrency", "-j", min=1, help="Parallel cases (cloud providers only)."
-    ),
-    timeout: float | None = typer.Option(None, "--timeout", help="Per-case timeout in seconds."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    resume: Path | None = typer.Option(
-        None,
-        "--resume",
-        metavar="RUN_DIR",
-        help="Continue an interrupted or killed run: run only the cases its journal lacks.",
-    ),
-    shard: str | None = typer.Option(
-        None, "--shard", metavar="I/N", help="Run only shard I of N (see `evalctl merge`)."
-    ),
-    junit: Path | None = typer.Option(None, "--junit", help="Also write JUnit XML here."),
-    markdown: Path | None = typer.Option(
-        None,
-        "--markdown",
-        help="Also write a Markdown summary here ('-': standard output), and to "
-        "$GITHUB_STEP_SUMMARY when set.",
-    ),
-    restart_per_case: bool = typer.Option(
-        False,
-        "--restart-per-case",
-        help="Full benchmark: a fresh local daemon for every case (pid, start and duration "
-        "recorded per case).",
-    ),
-    cooldown: float | None = typer.Option(
-        None,
-        "--cooldown",
-        min=0,
-        metavar="SECONDS",
-        help="With --restart-per-case: pause between stopping one daemon and starting the next.",
-    ),
-    judge_cache: bool = typer.Option(
-        True,
-        "--judge-cache/--no-judge-cache",
-        help="Reuse `judge` verdicts cached under EVALCTL_HOME (--no-judge-cache asks again).",
-    ),
-    as_json: bool = options.JSON,
+    provider: Annotated[str | None, options.PROVIDER] = None,
+    model: Annotated[str | None, options.MODEL] = None,
+    suite: Annotated[list[str] | None, options.SUITE] = None,
+    case: Annotated[list[str] | None, options.CASE] = None,
+    script: Annotated[Path | None, options.SCRIPT] = None,
+    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Directory for results.json/.toml (default: results/<run-id>)."
+        ),
+    ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option(
+            "--repeats",
+            min=1,
+            help="Run each case N times; pass rate with a 95% interval, flaky when some pass.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", "-j", min=1, help="Parallel cases (cloud providers only)."),
+    ] = 1,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Per-case timeout in seconds.")
+    ] = None,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+    ] = True,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            metavar="RUN_DIR",
+            help="Continue an interrupted or killed run: run only the cases its journal lacks.",
+        ),
+    ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", metavar="I/N", help="Run only shard I of N (see `evalctl merge`)."),
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Also write JUnit XML here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            help="Also write a Markdown summary here ('-': standard output), and to "
+            "$GITHUB_STEP_SUMMARY when set.",
+        ),
+    ] = None,
+    restart_per_case: Annotated[
+        bool,
+        typer.Option(
+            "--restart-per-case",
+            help="Full benchmark: a fresh local daemon for every case (pid, start and duration "
+            "recorded per case).",
+        ),
+    ] = False,
+    cooldown: Annotated[
+        float | None,
+        typer.Option(
+            "--cooldown",
+            min=0,
+            metavar="SECONDS",
+            help=(
+                "With --restart-per-case: pause between stopping one daemon and starting the next."
+            ),
+        ),
+    ] = None,
+    judge_cache: Annotated[
+        bool,
+        typer.Option(
+            "--judge-cache/--no-judge-cache",
+            help="Reuse `judge` verdicts cached under EVALCTL_HOME (--no-judge-cache asks again).",
+        ),
+    ] = True,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Run golden cases against a provider and write versioned results.
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -22,15 +22,12 @@ if TYPE_CHECKING:
 
 server_app = typer.Typer(help="Run and manage the local inference daemon.", no_args_is_help=True)
 
-IDLE = typer.Option(
-    "5m", "--idle-timeout", help="Exit after this long without requests (0: never)."
-)
+IDLE = typer.Option("--idle-timeout", help="Exit after this long without requests (0: never).")
 THREADS = typer.Option(
-    None,
     "--threads",
     help="llama.cpp threads (default: the physical cores this process may use, less busy ones).",
 )
-N_CTX = typer.Option(4096, "--n-ctx", help="Context window in tokens.")
+N_CTX = typer.Option("--n-ctx", help="Context window in tokens.")
 
 
 def _duration(text: str, flag: str) -> float:
@@ -85,14 +82,18 @@ def _render_status(status: BaseModel) -> None:
 
 @server_app.command("serve")
 def serve(
-    model: Path = typer.Option(..., "--model", help="Path to the .gguf file."),
-    socket: Path = typer.Option(..., "--socket", help="Unix socket to listen on."),
-    idle_timeout: str = IDLE,
-    threads: int | None = THREADS,
-    n_ctx: int = N_CTX,
-    log: Path | None = typer.Option(None, "--log", help="JSON-lines log file (default: stderr)."),
-    model_name: str = typer.Option("", "--model-name", help="Name shown in status."),
-    grace: str = typer.Option("10s", "--grace", help="How long in-flight work may finish."),
+    model: Annotated[Path, typer.Option("--model", help="Path to the .gguf file.")],
+    socket: Annotated[Path, typer.Option("--socket", help="Unix socket to listen on.")],
+    idle_timeout: Annotated[str, IDLE] = "5m",
+    threads: Annotated[int | None, THREADS] = None,
+    n_ctx: Annotated[int, N_CTX] = 4096,
+    log: Annotated[
+        Path | None, typer.Option("--log", help="JSON-lines log file (default: stderr).")
+    ] = None,
+    model_name: Annotated[str, typer.Option("--model-name", help="Name shown in status.")] = "",
+    grace: Annotated[
+        str, typer.Option("--grace", help="How long in-flight work may finish.")
+    ] = "10s",
 ) -> None:
     """Serve one model over gRPC in the foreground until SIGTERM, Shutdown or idle."""
     from evalctl.server.__main__ import run
@@ -114,11 +115,11 @@ def serve(
 
 @server_app.command("start")
 def start(
-    model: str | None = options.MODEL,
-    idle_timeout: str = IDLE,
-    threads: int | None = THREADS,
-    n_ctx: int = N_CTX,
-    as_json: bool = options.JSON,
+    model: Annotated[str | None, options.MODEL] = None,
+    idle_timeout: Annotated[str, IDLE] = "5m",
+    threads: Annotated[int | None, THREADS] = None,
+    n_ctx: Annotated[int, N_CTX] = 4096,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Start the daemon for a model (if not running) and wait until it is ready."""
     provider = _provider(model, idle=idle_timeout, threads=threads, n_ctx=n_ctx)
@@ -130,9 +131,11 @@ def start(
 
 @server_app.command("stop")
 def stop(
-    model: str | None = options.MODEL,
-    grace: str = typer.Option("10s", "--grace", help="How long in-flight work may finish."),
-    as_json: bool = options.JSON,
+    model: Annotated[str | None, options.MODEL] = None,
+    grace: Annotated[
+        str, typer.Option("--grace", help="How long in-flight work may finish.")
+    ] = "10s",
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Stop the daemon: Shutdown RPC, then SIGTERM, then SIGKILL, each bounded."""
     from evalctl.errors import InfraError
@@ -153,7 +156,10 @@ def stop(
 
 
 @server_app.command("status")
-def status(model: str | None = options.MODEL, as_json: bool = options.JSON) -> None:
+def status(
+    model: Annotated[str | None, options.MODEL] = None,
+    as_json: Annotated[bool, options.JSON] = False,
+) -> None:
     """Show whether the model's daemon runs, and its pid, uptime and requests served."""
     provider = _provider(model, verify_file=False)
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -94,39 +94,52 @@ def _progress(event: SoakProgress) -> None:
 
 
 def soak(
-    requests: int = typer.Option(
-        25, "--requests", "-n", min=1, help="Requests to send to the one warm daemon."
-    ),
-    suite: list[str] | None = typer.Option(
-        None, "--suite", "-s", help=f"Suites whose cases are cycled (default: {DEFAULT_SUITE})."
-    ),
-    case: list[str] | None = options.CASE,
-    cases: list[Path] | None = options.CASES_PATH,
-    sample_every: int = typer.Option(
-        1, "--sample-every", min=1, help="Sample memory after every N-th request."
-    ),
-    cycle: int = typer.Option(
-        5, "--cycle", min=0, help="Cycle through the first N selected cases (0: all of them)."
-    ),
-    warmup: int | None = typer.Option(
-        None,
-        "--warmup",
-        min=0,
-        help="Requests before the verdict's baseline (default: one pass over the cycle).",
-    ),
-    threshold: float = typer.Option(
-        5.0,
-        "--threshold",
-        help="Anonymous-memory growth (percent) above which steady growth is a leak.",
-    ),
-    timeout: float | None = typer.Option(
-        None, "--timeout", help="Per-request timeout in seconds (default: the case's)."
-    ),
-    model: str | None = options.MODEL,
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Directory for soak.json/.toml, memory.svg, soak.html."
-    ),
-    as_json: bool = options.JSON,
+    requests: Annotated[
+        int,
+        typer.Option("--requests", "-n", min=1, help="Requests to send to the one warm daemon."),
+    ] = 25,
+    suite: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--suite", "-s", help=f"Suites whose cases are cycled (default: {DEFAULT_SUITE})."
+        ),
+    ] = None,
+    case: Annotated[list[str] | None, options.CASE] = None,
+    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    sample_every: Annotated[
+        int, typer.Option("--sample-every", min=1, help="Sample memory after every N-th request.")
+    ] = 1,
+    cycle: Annotated[
+        int,
+        typer.Option(
+            "--cycle", min=0, help="Cycle through the first N selected cases (0: all of them)."
+        ),
+    ] = 5,
+    warmup: Annotated[
+        int | None,
+        typer.Option(
+            "--warmup",
+            min=0,
+            help="Requests before the verdict's baseline (default: one pass over the cycle).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold",
+            help="Anonymous-memory growth (percent) above which steady growth is a leak.",
+        ),
+    ] = 5.0,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Per-request timeout in seconds (default: the case's)."),
+    ] = None,
+    model: Annotated[str | None, options.MODEL] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Directory for soak.json/.toml, memory.svg, soak.html."),
+    ] = None,
+    as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.
 

@@ -6,7 +6,8 @@ passed in, so no renderer runs a comparison (or anything else).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from evalctl.baselines.compare import Comparison
 from evalctl.errors import BadInputError
@@ -22,6 +23,25 @@ def document_kind(doc: Document) -> str | None:
     """The `kind` a result document declares (run, soak, crash-test), else what it looks like."""
     raw_kind = doc.data.get("kind")
     return raw_kind if isinstance(raw_kind, str) else doc.kind
+
+
+R = TypeVar("R")
+
+
+def renderer_for(doc: Document, renderers: Mapping[str, R], what: str) -> R:
+    """The renderer registered for `doc`'s kind; else a BadInputError naming the kinds that
+    have a `what` (HTML, Markdown) report."""
+    kind = document_kind(doc)
+    render = renderers.get(kind or "")
+    if render is None:
+        known = ", ".join(sorted(renderers))
+        raise BadInputError(
+            f"no {what} report for {'kind ' + repr(kind) if kind else 'this document'} "
+            f"(reports exist for: {known})",
+            file=str(doc.path),
+            field="kind",
+        )
+    return render
 
 
 def _run(doc: Document, comparison: Comparison | None) -> str:
@@ -56,14 +76,4 @@ def refuse_comparison(comparison: object | None, kind: str) -> None:
 
 def render_document(doc: Document, comparison: Comparison | None = None) -> str:
     """Render `doc` with the page registered for its kind."""
-    kind = document_kind(doc)
-    render = PAGE_RENDERERS.get(kind or "")
-    if render is None:
-        known = ", ".join(sorted(PAGE_RENDERERS))
-        raise BadInputError(
-            f"no HTML report for {'kind ' + repr(kind) if kind else 'this document'} "
-            f"(reports exist for: {known})",
-            file=str(doc.path),
-            field="kind",
-        )
-    return render(doc, comparison)
+    return renderer_for(doc, PAGE_RENDERERS, "HTML")(doc, comparison)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evalctl.errors import BadInputError
 from evalctl.reports.markdown import cell
-from evalctl.reports.pages import document_kind
+from evalctl.reports.pages import renderer_for
 from evalctl.results.document import Document
 from evalctl.results.models import RunResult
 from evalctl.results.text import percent
@@ -287,14 +286,4 @@ MARKDOWN_RENDERERS: dict[str, Callable[[Document], str]] = {
 
 def render_markdown(doc: Document) -> str:
     """The runbook results section for `doc`, chosen by its kind."""
-    kind = document_kind(doc)
-    render = MARKDOWN_RENDERERS.get(kind or "")
-    if render is None:
-        known = ", ".join(sorted(MARKDOWN_RENDERERS))
-        raise BadInputError(
-            f"no Markdown report for {'kind ' + repr(kind) if kind else 'this document'} "
-            f"(reports exist for: {known})",
-            file=str(doc.path),
-            field="kind",
-        )
-    return render(doc)
+    return renderer_for(doc, MARKDOWN_RENDERERS, "Markdown")(doc)

@@ -221,3 +221,15 @@ def test_cases_list_and_validate_take_the_cases_flag_of_run(
     assert "2 cases in 1 suite" in validate.out
     listing = run_cli(capsys, "cases", "list", "--cases", str(echo_suite), "--json")
     assert listing.code == 0 and '"echo/hello"' in listing.out
+
+
+@pytest.mark.parametrize("command", [("cases", "list"), ("run",), ("baseline",)])
+def test_suite_help_fits_every_command_that_takes_it(
+    command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `cases list --suite` runs nothing: the shared help must not say "to run".
+    done = run_cli(capsys, *command, "--help")
+    assert done.code == 0
+    help_text = " ".join(done.out.replace("│", " ").split())
+    assert "Only the cases of this suite (repeatable). Default: every suite." in help_text
+    assert "Suite name to run" not in help_text

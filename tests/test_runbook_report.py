@@ -278,6 +278,18 @@ def test_run_markdown_is_the_full_benchmark_table(
     assert "| asset-triage/b | error | 3000 ms | 12 → 13 | 1600 ms |" in md
     assert "ServerCrashedError" in md
     assert table_headers(md) == table_headers(template_of("full-benchmark.md"))
+    assert md.startswith("## Full benchmark · scripted · ")
+
+
+def test_a_plain_run_is_titled_a_run_report_not_a_full_benchmark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = write_run(f.run([f.case("asset-triage/a", "pass")]), tmp_path / "plain")
+    done = run_cli(capsys, "report", str(results), "--markdown", "-")
+    assert done.code == 0, done.err
+    assert done.out.startswith("## Run report · scripted · ")
+    assert "Full benchmark" not in done.out
+    assert "one daemon for the whole run" in done.out
 
 
 def test_both_renderings_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,10 @@ PROVIDER = typer.Option(
     ),
 )
 MODEL = typer.Option("--model", "-m", help="Model name or GGUF path (provider-specific).")
-SUITE = typer.Option("--suite", "-s", help="Suite name to run (repeatable). Default: all.")
+# Shared by run, baseline and `cases list`: worded for all three (listing runs nothing).
+SUITE = typer.Option(
+    "--suite", "-s", help="Only the cases of this suite (repeatable). Default: every suite."
+)
 CASE = typer.Option(
     "--case",
     "-c",

@@ -3,7 +3,8 @@
 runbooks/full-benchmark.md, soak.md and new-model-validation.md each end with a results
 template; these functions produce exactly those tables from a result file, so nobody
 copies numbers by hand. The renderer is chosen by the document's `kind`:
-`run` -> full benchmark, `soak` -> soak, `crash-test` -> crash test.
+`run` -> full benchmark, `soak` -> soak, `crash-test` -> crash test. A run made without
+--restart-per-case is not a full benchmark: the same table is titled "Run report".
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ def run_markdown(run: RunResult) -> str:
         if settings.restart_per_case
         else "one daemon for the whole run"
     )
-    lines = [f"## Full benchmark · {cell(run.provider.name)} · {cell(run.provider.model)}", ""]
+    # Only --restart-per-case is the runbook's full-benchmark procedure; say what this was.
+    title = "Full benchmark" if settings.restart_per_case else "Run report"
+    lines = [f"## {title} · {cell(run.provider.name)} · {cell(run.provider.model)}", ""]
     lines += _environment(
         environment_rows(
             run.environment, model=run.provider.model, sha256=run.provider.model_sha256

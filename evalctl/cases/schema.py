@@ -58,11 +58,6 @@ class CaseEntry(_Strict):
     timeout_s: float | None = Field(default=None, gt=0)
 
 
-class SuiteFile(_Strict):
-    suite: SuiteTable
-    case: list[CaseEntry] = Field(min_length=1)
-
-
 class AssertionSpec(BaseModel):
     """One parsed `[[case.assert]]`: its type, validated parameters, check name and weight."""
 

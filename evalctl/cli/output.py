@@ -37,10 +37,6 @@ def emit(model: M, as_json: bool, render: Callable[[M], None]) -> None:
         render(model)
 
 
-def result_emitted() -> bool:
-    return _State.emitted
-
-
 def reset_emitted() -> None:
     """For a fresh command in the same process (tests run `main()` many times)."""
     _State.emitted = False

@@ -18,6 +18,7 @@ from evalctl.baselines.scope import in_scope
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
 from evalctl.results.models import CheckStatus, RunResult
+from evalctl.results.text import plural
 
 DEFAULT_MIN_PASS_RATE = 0.5
 # Provider names become file names; keep them to a safe, portable alphabet.
@@ -44,7 +45,7 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
     errored = [c.key for c in run.cases if c.status == "error"]
     if errored:
         raise GateFailedError(
-            f"refusing to write a baseline: {_count(errored, 'case')} ended in an "
+            f"refusing to write a baseline: {plural(len(errored), 'case')} ended in an "
             f"infrastructure error ({_quote(errored)}); their expectations would come from "
             "a failure of the provider, not from the model",
             hint="fix the provider (see each case's `error` in the results) and re-run",
@@ -157,10 +158,6 @@ def write_baseline(baseline: Baseline, path: Path) -> Path:
 def _pct(rate: float) -> str:
     # 0.5 -> "50%", 0.1667 -> "16.7%": as precise as the figure needs, no more.
     return f"{rate * 100:.1f}".removesuffix(".0") + "%"
-
-
-def _count(items: list[str], noun: str) -> str:
-    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
 
 
 def _quote(keys: list[str]) -> str:

@@ -13,6 +13,7 @@ from evalctl.cases.loader import SuiteErrors, discover, load_suite, load_suites
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
+from evalctl.results.text import plural
 
 cases_app = typer.Typer(help="List and validate case suites.", no_args_is_help=True)
 
@@ -40,10 +41,6 @@ class ValidationReport(BaseModel):
     cases: int
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _render_listing(listing: CasesListing) -> None:
     table = Table()
     for column in ("case", "features", "description"):
@@ -53,7 +50,7 @@ def _render_listing(listing: CasesListing) -> None:
             table.add_row(case.key, ", ".join(case.features), case.description)
     stdout.print(table)
     total = sum(len(s.cases) for s in listing.suites)
-    stdout.print(f"{_count(total, 'case')} in {_count(len(listing.suites), 'suite')}")
+    stdout.print(f"{plural(total, 'case')} in {plural(len(listing.suites), 'suite')}")
 
 
 def _paths(paths: list[Path] | None, cases: list[Path] | None) -> list[Path] | None:
@@ -133,7 +130,7 @@ def validate(
         report,
         as_json,
         lambda r: stdout.print(
-            f"[green]ok[/] {_count(r.cases, 'case')} in {_count(r.suites, 'suite')}"
+            f"[green]ok[/] {plural(r.cases, 'case')} in {plural(r.suites, 'suite')}"
         ),
     )
 

@@ -50,6 +50,8 @@ class BadInputError(EvalctlError):
         self.file = file
         self.case_id = case_id
         self.field = field
+        # The message without its location, for the --json `problems` list.
+        self.detail = message
         parts = []
         if file:
             parts.append(file)

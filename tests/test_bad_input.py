@@ -224,7 +224,7 @@ def test_json_errors_print_one_object_on_stdout(
     result = run_cli(capsys, "compare", str(path), str(path), "--json")
     assert result.code == 2
     error = json.loads(result.out)["error"]
-    assert set(error) == {"exit_code", "message", "file", "field", "hint"}
+    assert set(error) == {"exit_code", "message", "file", "field", "hint", "problems"}
     assert error["exit_code"] == 2
     assert error["file"] == str(path)
     assert "truncated JSON" in error["message"]
@@ -232,6 +232,7 @@ def test_json_errors_print_one_object_on_stdout(
     usage = run_cli(capsys, "compare", "--no-such-flag", "--json")
     assert usage.code == 2
     assert json.loads(usage.out)["error"]["file"] is None
+    assert json.loads(usage.out)["error"]["problems"] == []
 
 
 def test_json_field_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,26 @@ def test_suite_help_fits_every_command_that_takes_it(
     help_text = " ".join(done.out.replace("│", " ").split())
     assert "Only the cases of this suite (repeatable). Default: every suite." in help_text
     assert "Suite name to run" not in help_text
+
+
+def test_json_error_lists_each_problem_apart(
+    echo_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Several problems in one file: `message` joins them (as before), `problems` keeps
+    # each with its own file, case id and field, so a program need not split lines.
+    text = echo_suite.read_text().replace('id = "shout"', 'id = "shout"\ncolour = 1')
+    echo_suite.write_text(text.replace('id = "hello"', 'id = "hello"\nshade = 2'))
+    result = run_cli(capsys, "cases", "validate", str(echo_suite), "--json")
+    assert result.code == 2
+    error = json.loads(result.out)["error"]
+    assert error["file"] == str(echo_suite) and error["message"].count("\n") == 1
+    problems = error["problems"]
+    assert [(p["file"], p["case_id"], p["field"]) for p in problems] == [
+        (str(echo_suite), "hello", "case.shade"),
+        (str(echo_suite), "shout", "case.colour"),
+    ]
+    assert all(p["message"] and str(echo_suite) not in p["message"] for p in problems)
+    # One problem: one entry, the same as the top-level fields.
+    echo_suite.write_text(text)
+    one = json.loads(run_cli(capsys, "cases", "validate", str(echo_suite), "--json").out)
+    assert [p["field"] for p in one["error"]["problems"]] == [one["error"]["field"]]

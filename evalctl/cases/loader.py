@@ -44,6 +44,7 @@ class SuiteErrors(BadInputError):
         first = errors[0]
         EvalctlError.__init__(self, "\n".join(e.message for e in errors), hint=first.hint)
         self.file, self.case_id, self.field = first.file, first.case_id, first.field
+        self.detail = first.detail
         self.errors = errors
 
 

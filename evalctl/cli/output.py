@@ -55,8 +55,13 @@ def error_object(
     file: str | None = None,
     field: str | None = None,
     hint: str | None = None,
+    problems: list[dict[str, str | None]] | None = None,
 ) -> dict[str, dict[str, object]]:
-    """The `--json` form of an error: every key always present, null when unknown."""
+    """The `--json` form of an error: every key always present, null when unknown.
+
+    `problems` holds each bad-input problem apart (file, case_id, field, message): an error
+    that carries several (every problem of a suite file) joins them into `message` with
+    newlines, which a program should not have to split."""
     return {
         "error": {
             "exit_code": code,
@@ -64,6 +69,7 @@ def error_object(
             "file": file,
             "field": field,
             "hint": redact(hint) if hint is not None else None,
+            "problems": [{**p, "message": redact(p["message"] or "")} for p in problems or []],
         }
     }
 
@@ -79,6 +85,15 @@ def print_error_json(payload: dict[str, dict[str, object]]) -> None:
 
 def error_payload(exc: EvalctlError) -> dict[str, dict[str, object]]:
     file = field = None
+    problems: list[dict[str, str | None]] = []
     if isinstance(exc, BadInputError):
         file, field = exc.file, exc.field
-    return error_object(int(exc.code), exc.message, file=file, field=field, hint=exc.hint)
+        # SuiteErrors (evalctl.cases.loader) carries one BadInputError per problem.
+        each: list[BadInputError] = getattr(exc, "errors", None) or [exc]
+        problems = [
+            {"file": e.file, "case_id": e.case_id, "field": e.field, "message": e.detail}
+            for e in each
+        ]
+    return error_object(
+        int(exc.code), exc.message, file=file, field=field, hint=exc.hint, problems=problems
+    )

@@ -47,9 +47,6 @@ from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
 from evalctl.runner.suite_tools import suite_tools
 from evalctl.sharding import in_shard
 
-# Providers whose backends take parallel requests; the local daemon serialises generation,
-# so running it concurrently would only queue requests and skew latencies.
-
 
 class InterruptedRunError(EvalctlError):
     code = ExitCode.INTERRUPTED
@@ -210,6 +207,8 @@ def _execute(
             return provider.around_case(run)
         return run()
 
+    # Only providers whose backends take parallel requests run concurrently: the local daemon
+    # serialises generation, so concurrency there would only queue requests and skew latencies.
     workers = request.concurrency if is_concurrent(provider.name) else 1
     pending = [s for s in setups if s.case.key not in finished]
     journal = Journal(out_dir / resume.JOURNAL)

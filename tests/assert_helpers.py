@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.cli_helpers import evalctl as evalctl  # the suites' tests import it from here
 
 # Exactly as the issue writes it: it must validate and run as is.
 ISSUE_EXAMPLE = """\
@@ -63,16 +60,3 @@ def write_issue_suite(root: Path) -> Path:
     path = suite_dir / "capitals.toml"
     path.write_text(ISSUE_EXAMPLE)
     return path
-
-
-def evalctl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a subprocess: exit codes and tracebacks show only at that boundary."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "evalctl.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )

@@ -8,9 +8,7 @@ the test-only echo suite registered runs in-process through the same `main()`.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +18,9 @@ from evalctl.baselines.write import build_baseline, write_baseline
 from evalctl.results.io import write_run
 from evalctl.results.models import CaseResult
 from tests import factories as f
-from tests.cli_helpers import run_cli
-from tests.conftest import REPO
+from tests.cli_helpers import evalctl, run_cli
 
 KEYS = ("ra/stern", "ra/tflint", "ra/helix", "ra/k9s")
-
-
-def evalctl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-m", "evalctl.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _cases(**changes: Any) -> list[CaseResult]:

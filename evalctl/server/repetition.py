@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Loops seen on the embedded model have periods of 1-20 tokens. A 64-token tail that is
-# one n-gram repeated at least 4 times is not something a correct answer writes.
-MAX_PERIOD = 32
+# Loops seen on the embedded model have periods of 1-20 tokens in English; a repeated line of
+# Russian text ran to ~40 (sommelier/ru-tuscany wrote one line until max_tokens with a
+# bound of 32). A 64-token tail that is one n-gram repeated at least 4 times is not
+# something a correct answer writes.
+MAX_PERIOD = 128
 MIN_SPAN = 64
 MIN_REPEATS = 4
 

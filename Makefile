@@ -64,9 +64,13 @@ quality: setup
 # the quality table the README quotes (docs/reports.md, "Quality table of a baseline"). The
 # embedded model passes fewer than half the cases, hence the explicit --min-pass-rate 0.
 baseline-local: setup
-	$(BIN)/evalctl run --provider local $(addprefix --suite ,$(QUALITY_SUITES)) --out $(QUALITY_OUT)
-	$(BIN)/evalctl baseline --from $(QUALITY_OUT) --out baselines/local.json --min-pass-rate 0
-	cp $(QUALITY_OUT)/results.json baselines/local.results.json
+	mkdir -p baselines/local.results
+	for suite in $(QUALITY_SUITES); do \
+		$(BIN)/evalctl run --provider local --suite $$suite --out $(QUALITY_OUT)/$$suite && \
+		$(BIN)/evalctl baseline --from $(QUALITY_OUT)/$$suite --out baselines/local.json \
+			--min-pass-rate 0 && \
+		cp $(QUALITY_OUT)/$$suite/results.json baselines/local.results/$$suite.json || exit 1; \
+	done
 	$(BIN)/evalctl report baselines/local.json --markdown -
 
 # Optional, Debian as root: the Chromium tests/test_html_report.py renders reports in (the test

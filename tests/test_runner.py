@@ -254,3 +254,48 @@ def test_a_version_1_results_file_reads_with_check_statuses(
     statuses = [[(c.name, c.status) for c in case.checks] for case in run.cases]
     assert statuses == [[("answer", "pass")], [("answer", "pass"), ("tool", "fail")]]
     assert run.cases[1].checks[1].passed is False
+
+
+REPEATS_A_FAILED_CALL = """
+[[cases."echo/hello"]]
+content = "hello"
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = 1 } }]
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = 1 } }]
+
+[[cases."echo/shout"]]
+content = "HI"
+"""
+
+
+def test_a_failed_call_sent_again_unchanged_ends_the_tool_turns(
+    echo_suite: Path, tmp_path: Path
+) -> None:
+    outcome, _out = _run(echo_suite, REPEATS_A_FAILED_CALL, tmp_path)
+    shout = outcome.result.cases[1]  # type: ignore[attr-defined]
+    # Turn 2 repeated turn 1's failed call argument for argument and it failed again: no
+    # third tool turn; the answer is asked for with tools disabled.
+    assert [r.is_error for r in shout.tool_calls] == [True, True]
+    assert [t.repeated_failed_calls for t in shout.transcript] == [False, True, False]
+    last = shout.transcript[-1]
+    assert last.final_answer_turn and last.tool_choice == "none"
+    assert last.reply is not None and last.reply.content == "HI"
+
+
+def test_a_failed_call_sent_again_with_other_arguments_goes_on(
+    echo_suite: Path, tmp_path: Path
+) -> None:
+    changed = REPEATS_A_FAILED_CALL.replace(
+        'text = 1 } }]\n\n[[cases."echo/shout"]]\ncontent',
+        'text = 2 } }]\n\n[[cases."echo/shout"]]\ncontent',
+    )
+    assert changed != REPEATS_A_FAILED_CALL
+    outcome, _out = _run(echo_suite, changed, tmp_path)
+    shout = outcome.result.cases[1]  # type: ignore[attr-defined]
+    assert not any(t.repeated_failed_calls for t in shout.transcript)
+    # The model changed its call, so it gets its third turn, where it answers.
+    assert len(shout.transcript) == 3 and not shout.transcript[-1].final_answer_turn
+    assert shout.status == "pass"

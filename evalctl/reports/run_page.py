@@ -104,6 +104,8 @@ def _turn_block(
     title = f"turn {turn.turn} · tool_choice {turn.tool_choice}"
     if turn.final_answer_turn:
         title += " · last answer turn (tools disabled: the turn budget ended on a tool call)"
+    if turn.repeated_failed_calls:
+        title += " · repeated the failed calls of the turn before: conversation ended"
     parts: list[ET.Element | str | None] = [el("h4", title)]
     for message in turn.sent:
         if message.role == "tool" and any(message.content == c.result for c in shown):

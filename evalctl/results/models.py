@@ -100,6 +100,9 @@ class TurnRecord(_Strict):
     # The runner's extra turn, tools disabled, because the budget would have ended on a tool
     # call (evalctl.runner.attempt).
     final_answer_turn: bool = False
+    # This reply repeated, argument for argument, the previous turn's tool calls, which had
+    # failed, and they failed again: the runner ended the conversation here.
+    repeated_failed_calls: bool = False
     reply: CompletionResponse | None = None
 
 

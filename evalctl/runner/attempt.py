@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -10,7 +11,7 @@ from typing import Any
 
 from evalctl.assertions.evaluate import score_declared
 from evalctl.cases.schema import Case, Suite
-from evalctl.chat import CompletionRequest, CompletionResponse, Message, Usage
+from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall, Usage
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ServerCrashedError
 from evalctl.providers.base import Provider
@@ -81,6 +82,11 @@ def _status_of(checks: list[CheckResult], threshold: float = 1.0) -> CaseStatus:
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
     rates = [r.timings.tokens_per_s for r in responses if r.timings.tokens_per_s]
     return round(sum(rates) / len(rates), 2) if rates else None
+
+
+def _call_keys(calls: list[ToolCall]) -> list[tuple[str, str]]:
+    """The calls of one reply as comparable values: name and canonical arguments."""
+    return [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in calls]
 
 
 def _tool_choice(shape: RequestShape, turn: int) -> str:
@@ -171,19 +177,30 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
 
     try:
         ended_on_tool_call = False
+        failed_calls: list[tuple[str, str]] | None = None
         for turn in range(1, table.max_turns + 1):
             response = ask(turn, _tool_choice(shape, turn) if tool_defs else "none")
             ended_on_tool_call = bool(response.tool_calls)
             if not response.tool_calls:
                 break
             submitted = False
+            all_failed = True
             for call in response.tool_calls:
                 result = spy.execute(call, turn)
                 messages.append(Message.tool_result(result))
                 submitted |= call.name == shape.terminal_tool and not result.is_error
+                all_failed &= result.is_error
             if submitted:
                 ended_on_tool_call = False
                 break
+            calls = _call_keys(response.tool_calls)
+            if all_failed and calls == failed_calls:
+                # The model sent again, argument for argument, the calls that just failed, and
+                # they failed again: it has not read the error, and more turns would only
+                # repeat it (17 of 18 release-assets cases did so on the embedded model).
+                turns[-1].repeated_failed_calls = True
+                break
+            failed_calls = calls if all_failed else None
         # The budget ran out on a tool call: the model has seen the results but had no turn
         # left to answer, and every answer check would fail on an empty answer whatever it
         # knew. One more turn, tools disabled, asks for the answer. Not for kinds whose

@@ -46,12 +46,15 @@ class GateSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # What the model is told: kinds build prompts (the built-in suites' packages hold kinds,
-    # tools and scoring), the runner assembles the conversation.
+    # What the model is told and how it is scored: kinds build prompts (the built-in suites'
+    # packages hold kinds, tools and scoring), `assert` suites score through the assertions
+    # and the judge, the runner assembles the conversation.
     prompts: list[str] = Field(
         default_factory=lambda: [
             "evalctl/scoring/**",
             "evalctl/suites/**",
+            "evalctl/assertions/**",
+            "evalctl/judge/**",
             "evalctl/runner/attempt.py",
             "prompts/**",
         ]

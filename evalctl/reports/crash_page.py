@@ -14,6 +14,22 @@ from evalctl.stability.models import CrashResult
 # ---------------------------------------------------------------- the crash-test
 
 
+# One row per kill, in this order, on the HTML page and in the runbook's Markdown
+# (evalctl.reports.runbook): the two renderings of one record keep the same columns.
+KILL_COLUMNS = (
+    "kill",
+    "mode",
+    "killed pid",
+    "client saw",
+    "detection",
+    "stale socket",
+    "lock freed",
+    "new pid",
+    "recovery",
+    "result",
+)
+
+
 def crash_page(result: CrashResult) -> str:
     s = result.summary
     verdict, colour = (
@@ -51,18 +67,6 @@ def crash_page(result: CrashResult) -> str:
         ]
         for k in result.kills
     ]
-    header = [
-        "kill",
-        "mode",
-        "killed pid",
-        "client saw",
-        "detection",
-        "stale socket",
-        "lock freed",
-        "new pid",
-        "recovery",
-        "result",
-    ]
     return page(
         f"evalctl crash-test · {result.crash_id}",
         el("h1", f"evalctl crash-test {result.crash_id}"),
@@ -74,7 +78,7 @@ def crash_page(result: CrashResult) -> str:
         ),
         el("p", f"stopped early: {result.error}", class_="warn") if result.error else None,
         section("Result", el("div", *cards, class_="cards"), id_="result"),
-        section(f"Kills ({len(result.kills)})", table(header, rows), id_="kills"),
+        section(f"Kills ({len(result.kills)})", table(list(KILL_COLUMNS), rows), id_="kills"),
         section(
             "Environment",
             environment_table(environment_rows(result.environment)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from evalctl.reports.crash_page import KILL_COLUMNS
 from evalctl.reports.markdown import cell
 from evalctl.reports.pages import renderer_for
 from evalctl.results.document import Document
@@ -237,21 +238,7 @@ def crash_markdown(result: CrashResult) -> str:
         for k in result.kills
     ]
     lines += [f"### Kills ({len(result.kills)})", ""]
-    lines += _table(
-        [
-            "kill",
-            "mode",
-            "killed pid",
-            "client saw",
-            "detection",
-            "stale socket",
-            "lock freed",
-            "new pid",
-            "recovery",
-            "result",
-        ],
-        rows,
-    )
+    lines += _table(list(KILL_COLUMNS), rows)
     return "\n".join(lines)
 
 

@@ -1,20 +1,99 @@
-"""The error types library code raises, and the exit-code table the CLI maps them to.
+"""The error types library code raises, the exit-code table (each code's meaning, verdict
+word, tone and icon), and the `Outcome` a command that ran to its end returns.
 
-Only `evalctl.cli` turns these into exit codes and output; everything else raises.
+Only `evalctl.cli.app` turns an error or an outcome into the process exit; library code
+raises, commands return.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import Literal, Protocol, runtime_checkable
+
+# The case-status colour an exit code is drawn in: every renderer already has a palette for
+# these (Rich names in the terminal, the HTML kit's badges), so a code names its tone, not a
+# colour of its own.
+Tone = Literal["pass", "fail", "error", "flaky", "skipped"]
 
 
 class ExitCode(IntEnum):
+    """The process exit codes: the one table of what each means, how a verdict names it and
+    how renderers draw it (`meaning`, `verdict`, `tone`, `icon`)."""
+
     OK = 0
-    GATE_FAILED = 1  # regression, orphaned case, leak, failed recovery, refused baseline
-    BAD_INPUT = 2  # malformed file or usage; the message names the file and field
-    INFRA = 3  # provider unreachable, daemon would not start, a case ended in `error`
-    INTERNAL = 4  # a bug in evalctl: one line, the traceback saved to a file
-    INTERRUPTED = 130  # Ctrl-C; partial results are kept
+    GATE_FAILED = 1
+    BAD_INPUT = 2
+    INFRA = 3
+    INTERNAL = 4
+    INTERRUPTED = 130
+
+    @property
+    def meaning(self) -> str:
+        return _TABLE[self].meaning
+
+    @property
+    def verdict(self) -> str:
+        """The word a verdict line starts with: `OK`, `FAILED`, `UNSCORED`, ..."""
+        return _TABLE[self].verdict
+
+    @property
+    def tone(self) -> Tone:
+        return _TABLE[self].tone
+
+    @property
+    def icon(self) -> str:
+        """For Markdown headings (the CI job page)."""
+        return _TABLE[self].icon
+
+
+@dataclass(frozen=True)
+class _Row:
+    meaning: str
+    verdict: str
+    tone: Tone
+    icon: str
+
+
+_TABLE: dict[ExitCode, _Row] = {
+    ExitCode.OK: _Row("ok", "OK", "pass", "✅"),
+    # A regression, an orphaned case, a leak, a failed recovery, a refused baseline.
+    ExitCode.GATE_FAILED: _Row("quality gate failed", "FAILED", "fail", "❌"),
+    # A malformed file or usage; the message names the file and field.
+    ExitCode.BAD_INPUT: _Row("bad input", "BAD INPUT", "flaky", "⚠️"),
+    # Provider unreachable, daemon would not start, a case ended in `error` (so unscored).
+    ExitCode.INFRA: _Row("infrastructure", "UNSCORED", "error", "💥"),
+    # A bug in evalctl: one line, the traceback saved to a file.
+    ExitCode.INTERNAL: _Row("internal error", "INTERNAL ERROR", "error", "🐛"),
+    # Ctrl-C or SIGTERM; partial results are kept.
+    ExitCode.INTERRUPTED: _Row("interrupted", "INTERRUPTED", "skipped", "⏹️"),
+}
+
+
+@runtime_checkable
+class Outcome(Protocol):
+    """How a command that ran to its end came out, when that is not plain success: a command
+    returns one, and only `evalctl.cli.app` turns it into the process exit (the `summary` on
+    stderr, then the code). A gate's verdict is one (`baselines.comparison.GateVerdict`)."""
+
+    @property
+    def exit_code(self) -> ExitCode: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def hint(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A plain `Outcome`: the code, and the line that says why (empty: the command's own
+    output already said it)."""
+
+    exit_code: ExitCode
+    summary: str = ""
+    hint: str | None = None
 
 
 class EvalctlError(Exception):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.baselines.compare import compare_baseline
+from evalctl.baselines.gate import compare_baseline
 from evalctl.baselines.model import read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
 from evalctl.reports.comparison_markdown import comparison_markdown

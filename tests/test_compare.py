@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.baselines.compare import Comparison, classify, compare_baseline, compare_runs
+from evalctl.baselines.changes import classify
+from evalctl.baselines.comparison import Comparison
+from evalctl.baselines.diff import compare_runs
+from evalctl.baselines.gate import compare_baseline
 from evalctl.errors import ExitCode
 from evalctl.results.models import CaseResult, CaseStatus
 from tests import factories as f

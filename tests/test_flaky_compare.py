@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.baselines.compare import compare_baseline, compare_runs
+from evalctl.baselines.diff import compare_runs
+from evalctl.baselines.gate import compare_baseline
 from evalctl.baselines.model import Baseline, PassCount, read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
 from evalctl.chat import CompletionRequest, CompletionResponse

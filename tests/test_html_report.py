@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.baselines.compare import compare_baseline
+from evalctl.baselines.gate import compare_baseline
 from evalctl.chat import CompletionResponse, Message, ToolCall, ToolResult
 from evalctl.reports.histogram import bin_index, histogram
 from evalctl.reports.kit.elements import SVG_NS, XHTML_NS, serialize

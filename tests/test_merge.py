@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from evalctl.baselines.compare import compare_baseline
+from evalctl.baselines.gate import compare_baseline
 from evalctl.errors import BadInputError
 from evalctl.results.io import read_run
 from evalctl.sharding import in_shard, parse_shard, shard_of

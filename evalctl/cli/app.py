@@ -12,7 +12,7 @@ import typer
 
 from evalctl import __version__
 from evalctl.cli.crashlog import save_traceback
-from evalctl.errors import EvalctlError, ExitCode
+from evalctl.errors import EvalctlError, ExitCode, Outcome
 from evalctl.secrets import redact
 from evalctl.userfiles import environment_error
 
@@ -57,8 +57,9 @@ def main() -> None:
         # Loaded by the command's module: forget what an earlier in-process call printed.
         output.reset_emitted()
     try:
-        # Without standalone mode Typer returns (not raises) the code of a `typer.Exit`.
-        code = app(standalone_mode=False)
+        # Without standalone mode Typer returns what the command returned (an `Outcome`, or
+        # None for plain success), and the code of a `typer.Exit` (--help, --version).
+        result = app(standalone_mode=False)
     except EvalctlError as exc:
         _fail(exc, as_json)
     except KeyboardInterrupt:
@@ -97,13 +98,28 @@ def main() -> None:
         _internal(exc, as_json)
     except Exception as exc:
         _internal(exc, as_json)
-    sys.exit(code if isinstance(code, int) else 0)
+    if isinstance(result, Outcome):
+        _end(result, as_json)
+    sys.exit(result if isinstance(result, int) else int(ExitCode.OK))
+
+
+def _end(outcome: Outcome, as_json: bool) -> NoReturn:
+    """A command that ran to its end: its verdict's one line (if any) on stderr, its code."""
+    if outcome.summary and outcome.exit_code != ExitCode.OK:
+        from evalctl.cli.output import error_object, print_error, print_error_json
+
+        print_error(outcome.summary, outcome.hint)
+        if as_json:
+            print_error_json(
+                error_object(int(outcome.exit_code), outcome.summary, hint=outcome.hint)
+            )
+    sys.exit(int(outcome.exit_code))
 
 
 def _fail(exc: EvalctlError, as_json: bool) -> NoReturn:
     from evalctl.cli.output import error_payload, print_error, print_error_json
 
-    print_error(exc)
+    print_error(exc.message, exc.hint)
     if as_json:
         print_error_json(error_payload(exc))
     sys.exit(int(exc.code))

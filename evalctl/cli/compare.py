@@ -16,10 +16,21 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from evalctl.baselines.compare import CaseChange, CheckChange, Comparison, RateInterval, RunDiff
+from evalctl.baselines.comparison import (
+    CATEGORIES,
+    CaseChange,
+    Category,
+    CheckChange,
+    Comparison,
+    GateVerdict,
+    NewCase,
+    RateInterval,
+    UnscoredCase,
+)
+from evalctl.baselines.diff import RunDiff
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
-from evalctl.errors import BadInputError, ExitCode, GateFailedError, InfraError
+from evalctl.errors import BadInputError
 from evalctl.results.text import visible_controls
 from evalctl.secrets import redact
 
@@ -31,7 +42,14 @@ DEFAULT_ROWS = 25
 _SHORT_COLUMNS = frozenset({"baseline", "now", "status", "in baseline", "A→B", "Δ ms", "Δ tokens"})
 T = TypeVar("T")
 _MARKERS = {"regression": " [bold red]▼[/]", "improvement": " [bold green]▲[/]"}
-_COLOURS = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
+# The terminal's palette for case statuses, and so for a category's or a verdict's tone.
+_COLOURS: dict[str, str] = {
+    "pass": "green",
+    "fail": "red",
+    "error": "magenta",
+    "flaky": "yellow",
+    "skipped": "dim",
+}
 
 
 def _status(status: str | None) -> str:
@@ -61,6 +79,12 @@ def _left_out(total: int, limit: int | None, what: str) -> None:
             f"[dim]... {total - limit} more {what} not shown (of {total}; --all lists every "
             "one, --json has them all)[/]"
         )
+
+
+def _title(category: Category) -> str:
+    # Gating sections in bold: they are why the exit code is not 0.
+    weight = "bold " if category.gates else ""
+    return f"[{weight}{_COLOURS[category.tone]}]{category.title}[/]"
 
 
 def _changes_table(title: str, changes: list[CaseChange]) -> Table:
@@ -129,63 +153,11 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
     )
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if cmp.regressions:
-        shown = _shown(cmp.regressions, limit)
-        stdout.print(_changes_table("[bold red]Regressions[/]", shown))
-        _print_failures(shown)
-        _left_out(len(cmp.regressions), limit, "regressions")
-    if cmp.check_regressions:
-        stdout.print(
-            _check_table(
-                "[bold red]Check regressions (inside cases that fail either way)[/]",
-                _shown(cmp.check_regressions, limit),
-            )
-        )
-        _left_out(len(cmp.check_regressions), limit, "check regressions")
-    if cmp.orphaned:
-        table = _table("[bold red]Orphaned (in the baseline, missing from the results)[/]", "case")
-        for key in _shown(cmp.orphaned, limit):
-            table.add_row(escape(key))
-        stdout.print(table)
-        _left_out(len(cmp.orphaned), limit, "orphaned cases")
-    if cmp.unscored:
-        table = _table("[bold magenta]Unscored[/]", "case", "status", "in baseline", "reason")
-        for u in _shown(cmp.unscored, limit):
-            in_baseline = "yes" if u.in_baseline else "no"
-            table.add_row(escape(u.key), _status(u.status), in_baseline, escape(u.reason))
-        stdout.print(table)
-        _left_out(len(cmp.unscored), limit, "unscored cases")
-    if cmp.improvements:
-        stdout.print(_changes_table("[bold green]Improvements[/]", _shown(cmp.improvements, limit)))
-        _left_out(len(cmp.improvements), limit, "improvements")
-    if cmp.check_improvements:
-        stdout.print(
-            _check_table("[bold green]Check improvements[/]", _shown(cmp.check_improvements, limit))
-        )
-        _left_out(len(cmp.check_improvements), limit, "check improvements")
-    if cmp.new:
-        table = _table("[yellow]New (not in the baseline)[/]", "case", "status")
-        for n in _shown(cmp.new, limit):
-            table.add_row(escape(n.key), _status(n.status))
-        stdout.print(table)
-        _left_out(len(cmp.new), limit, "new cases")
-    if cmp.passing_check_regressions:
-        stdout.print(
-            _check_table(
-                "[yellow]Check regressions inside passing cases (not gating: the threshold "
-                "still passes the case)[/]",
-                _shown(cmp.passing_check_regressions, limit),
-            )
-        )
-        _left_out(len(cmp.passing_check_regressions), limit, "check regressions in passing cases")
-    if cmp.flaky_changes:
-        stdout.print(
-            _changes_table(
-                "[dim]Flaky in the baseline, no credible change (not gating)[/]",
-                _shown(cmp.flaky_changes, limit),
-            )
-        )
-        _left_out(len(cmp.flaky_changes), limit, "flaky cases")
+    for category in CATEGORIES:
+        entries = cmp.entries(category)
+        if category.listed and entries:
+            _print_section(category, _shown(entries, limit))
+            _left_out(len(entries), limit, category.nouns(len(entries)))
 
     if cmp.improvements or cmp.check_improvements or cmp.orphaned or cmp.new:
         better = cmp.improvements or cmp.check_improvements
@@ -197,8 +169,39 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
     if cmp.out_of_scope:
         stdout.print(f"[dim]{cmp.out_of_scope} baseline cases not selected by this run[/]")
 
-    colour = {0: "bold green", 1: "bold red", 3: "bold magenta"}.get(cmp.exit_code, "bold")
-    stdout.print(f"[{colour}]{cmp.verdict}[/]: {cmp.counts_line()}", soft_wrap=True)
+    verdict = cmp.verdict
+    colour = _COLOURS[verdict.exit_code.tone]
+    stdout.print(f"[bold {colour}]{verdict.word}[/]: {cmp.counts_line()}", soft_wrap=True)
+
+
+def _print_section(category: Category, entries: list[object]) -> None:
+    """One category's rows, drawn by the shape of its entries."""
+    title = _title(category)
+    if category.shape == "case":
+        changes = [e for e in entries if isinstance(e, CaseChange)]
+        stdout.print(_changes_table(title, changes))
+        if category.gates:
+            _print_failures(changes)
+    elif category.shape == "check":
+        stdout.print(_check_table(title, [e for e in entries if isinstance(e, CheckChange)]))
+    elif category.shape == "unscored":
+        table = _table(title, "case", "status", "in baseline", "reason")
+        for u in entries:
+            assert isinstance(u, UnscoredCase)
+            in_baseline = "yes" if u.in_baseline else "no"
+            table.add_row(escape(u.key), _status(u.status), in_baseline, escape(u.reason))
+        stdout.print(table)
+    elif category.shape == "new":
+        table = _table(title, "case", "status")
+        for n in entries:
+            assert isinstance(n, NewCase)
+            table.add_row(escape(n.key), _status(n.status))
+        stdout.print(table)
+    else:
+        table = _table(title, "case")
+        for key in entries:
+            table.add_row(escape(str(key)))
+        stdout.print(table)
 
 
 def _delta(value: float | None, unit: str = "", fmt: str = "+.0f") -> str:
@@ -279,27 +282,6 @@ def render_diff(diff: RunDiff, limit: int | None = DEFAULT_ROWS) -> None:
     )
 
 
-def _gate(cmp: Comparison) -> None:
-    """Turn the verdict into the exit code, via the errors `main` maps (one line on stderr)."""
-    if cmp.exit_code == ExitCode.GATE_FAILED:
-        parts = []
-        if cmp.regressions:
-            parts.append(f"{_n(len(cmp.regressions), 'regression')} ({_keys(cmp.regressions)})")
-        if cmp.check_regressions:
-            named = ", ".join(f"{c.key}: {c.check}" for c in cmp.check_regressions[:5])
-            more = " ..." if len(cmp.check_regressions) > 5 else ""
-            parts.append(f"{_n(len(cmp.check_regressions), 'check regression')} ({named}{more})")
-        if cmp.orphaned:
-            parts.append(f"{len(cmp.orphaned)} orphaned ({', '.join(cmp.orphaned[:5])})")
-        raise GateFailedError("quality gate failed: " + "; ".join(parts))
-    if cmp.exit_code == ExitCode.INFRA:
-        keys = ", ".join(u.key for u in cmp.unscored[:5])
-        raise InfraError(
-            f"{_n(len(cmp.unscored), 'case')} could not be scored ({keys})",
-            hint="an infrastructure error or a missing prerequisite; see the reasons above",
-        )
-
-
 def _step_summary(cmp: Comparison) -> None:
     """In GitHub Actions, append the verdict and the regressions to the job page."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -316,14 +298,6 @@ def _step_summary(cmp: Comparison) -> None:
         ) from None
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _keys(changes: list[CaseChange]) -> str:
-    return ", ".join(c.key for c in changes[:5]) + (" ..." if len(changes) > 5 else "")
-
-
 def compare(
     first: Annotated[
         Path, typer.Argument(metavar="BASELINE|RESULTS_A", help="A baseline or results.")
@@ -338,7 +312,7 @@ def compare(
         ),
     ] = False,
     as_json: Annotated[bool, options.JSON] = False,
-) -> None:
+) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
 
     BASELINE RESULTS: regressions, check regressions, orphaned, unscored, improvements and
@@ -358,7 +332,8 @@ def compare(
 
     Malformed or mismatched files exit 2, naming the file and field.
     """
-    from evalctl.baselines.compare import compare_baseline, compare_runs
+    from evalctl.baselines.diff import compare_runs
+    from evalctl.baselines.gate import compare_baseline
     from evalctl.baselines.model import baseline_from_document
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
@@ -372,8 +347,8 @@ def compare(
         cmp = compare_baseline(baseline, run, results_path=doc_b.path, baseline_path=doc_a.path)
         emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
         _step_summary(cmp)
-        _gate(cmp)
-        return
+        # The verdict, typed: `evalctl.cli.app` prints its line and exits with its code.
+        return cmp.verdict
     if doc_a.kind == "run":
         if doc_b.kind == "baseline":
             raise BadInputError(
@@ -388,9 +363,10 @@ def compare(
             path_b=doc_b.path,
         )
         emit(diff, as_json, partial(render_diff, limit=None if show_all else DEFAULT_ROWS))
-        return
+        return None
     # Neither: let the kind check word the error for the first file.
     require_kind(doc_a, "baseline")
+    return None
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stderr, stdout
-from evalctl.errors import ExitCode
+from evalctl.errors import Ended, ExitCode, Outcome
 
 if TYPE_CHECKING:
     from evalctl.stability.models import KillRecord
@@ -118,7 +118,7 @@ def crash_test(
         Path | None, typer.Option("--out", "-o", help="Directory for crash-test.json/.toml/.html.")
     ] = None,
     as_json: Annotated[bool, options.JSON] = False,
-) -> None:
+) -> Outcome | None:
     """SIGKILL the local daemon and prove the client notices and recovers on its own.
 
     Each kill: the daemon serves, SIGKILL, the client must see the failure (between
@@ -165,9 +165,10 @@ def crash_test(
         _render,
     )
     if not result.probe.ok:
-        raise typer.Exit(int(ExitCode.INFRA))
+        return Ended(ExitCode.INFRA)
     if not result.passed:
-        raise typer.Exit(int(ExitCode.GATE_FAILED))
+        return Ended(ExitCode.GATE_FAILED)
+    return None
 
 
 def register(app: typer.Typer) -> None:

@@ -42,10 +42,11 @@ def reset_emitted() -> None:
     _State.emitted = False
 
 
-def print_error(exc: EvalctlError) -> None:
-    stderr.print("[bold red]error:[/]", escape(redact(exc.message)), soft_wrap=True)
-    if exc.hint:
-        stderr.print("[dim]hint:[/]", escape(redact(exc.hint)), soft_wrap=True)
+def print_error(message: str, hint: str | None = None) -> None:
+    """`error: ...` (and `hint: ...`) on stderr: an error's or a failed verdict's one line."""
+    stderr.print("[bold red]error:[/]", escape(redact(message)), soft_wrap=True)
+    if hint:
+        stderr.print("[dim]hint:[/]", escape(redact(hint)), soft_wrap=True)
 
 
 def error_object(

@@ -19,7 +19,7 @@ from evalctl.errors import BadInputError
 from evalctl.secrets import redact
 
 if TYPE_CHECKING:
-    from evalctl.baselines.compare import Comparison
+    from evalctl.baselines.comparison import Comparison
     from evalctl.results.document import Document
 
 STDOUT = Path("-")
@@ -131,7 +131,7 @@ def report(
 
 def _comparison(doc: Document, baseline_doc: Document) -> Comparison | None:
     """The comparison the run page shows: computed here, since a renderer never runs one."""
-    from evalctl.baselines.compare import compare_baseline
+    from evalctl.baselines.gate import compare_baseline
     from evalctl.baselines.model import baseline_from_document
     from evalctl.reports.pages import PAGE_RENDERERS, document_kind, refuse_comparison
     from evalctl.results.io import run_from_document

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
-from evalctl.errors import BadInputError, ExitCode
+from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.text import plural
 from evalctl.runner.api import RunRequest
@@ -164,7 +164,7 @@ def run(
         ),
     ] = True,
     as_json: Annotated[bool, options.JSON] = False,
-) -> None:
+) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
 
     Exits 0 when every case was scored, whatever the scores (failures are data; `evalctl
@@ -225,10 +225,9 @@ def run(
     _restart_settings(request, resume, restart_per_case, cooldown)
     request.judge_cache = judge_cache
     if request.provider == "all":
-        _run_all_providers(
+        return _run_all_providers(
             request, as_json, exclusive=(resume, shard_spec, junit, markdown, restart_per_case)
         )
-        return
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
@@ -264,8 +263,7 @@ def run(
         # wrote a file named "-").
         sys.stdout.write(redact(markdown_text) + "\n")
         sys.stdout.flush()
-    if result.summary.errors:
-        raise typer.Exit(int(ExitCode.INFRA))
+    return Ended(ExitCode.INFRA) if result.summary.errors else None
 
 
 class ProviderRunLine(BaseModel):
@@ -299,7 +297,9 @@ def _render_all(out: AllProvidersOutput) -> None:
     stdout.print(table)
 
 
-def _run_all_providers(request: RunRequest, as_json: bool, exclusive: tuple[object, ...]) -> None:
+def _run_all_providers(
+    request: RunRequest, as_json: bool, exclusive: tuple[object, ...]
+) -> Outcome | None:
     """`--provider all`: one run per real provider; the unavailable ones are skipped."""
     if any(exclusive):
         raise BadInputError(
@@ -323,8 +323,8 @@ def _run_all_providers(request: RunRequest, as_json: bool, exclusive: tuple[obje
         ]
     )
     emit(output, as_json, _render_all)
-    if any(r.outcome and r.outcome.result.summary.errors for r in runs):
-        raise typer.Exit(int(ExitCode.INFRA))
+    failed = any(r.outcome and r.outcome.result.summary.errors for r in runs)
+    return Ended(ExitCode.INFRA) if failed else None
 
 
 def _restart_settings(

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stderr, stdout
-from evalctl.errors import BadInputError, ExitCode
+from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 
 if TYPE_CHECKING:
     from evalctl.stability.soak import SoakProgress
@@ -140,7 +140,7 @@ def soak(
         typer.Option("--out", "-o", help="Directory for soak.json/.toml, memory.svg, soak.html."),
     ] = None,
     as_json: Annotated[bool, options.JSON] = False,
-) -> None:
+) -> Outcome | None:
     """Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.
 
     Requests cycle through the first --cycle cases of the selection (default: 5 of
@@ -218,11 +218,12 @@ def soak(
         _render,
     )
     if result.verdict.verdict == "leak":
-        raise typer.Exit(int(ExitCode.GATE_FAILED))
+        return Ended(ExitCode.GATE_FAILED)
     if result.interrupted:
-        raise typer.Exit(int(ExitCode.INTERRUPTED))
+        return Ended(ExitCode.INTERRUPTED)
     if result.error or result.verdict.verdict == "inconclusive":
-        raise typer.Exit(int(ExitCode.INFRA))
+        return Ended(ExitCode.INFRA)
+    return None
 
 
 def register(app: typer.Typer) -> None:

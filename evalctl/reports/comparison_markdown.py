@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
-from evalctl.baselines.compare import CaseChange, CheckChange, Comparison
+from evalctl.baselines.comparison import (
+    CATEGORIES,
+    CaseChange,
+    Category,
+    CheckChange,
+    Comparison,
+    UnscoredCase,
+    label,
+)
 from evalctl.reports.markdown import cell
-
-_ICON = {0: "✅", 1: "❌", 3: "💥"}
 
 
 def _case_rows(changes: list[CaseChange]) -> list[str]:
@@ -40,8 +46,10 @@ _HEADER = [
 
 
 def comparison_markdown(cmp: Comparison) -> str:
+    verdict = cmp.verdict
+    code = verdict.exit_code
     lines = [
-        f"## {_ICON.get(cmp.exit_code, '')} evalctl compare: {cmp.verdict} (exit {cmp.exit_code})",
+        f"## {code.icon} evalctl compare: {verdict.word} (exit {int(code)})",
         "",
         f"baseline `{cell(cmp.baseline_file or '')}` ({cell(cmp.baseline_provider)} · "
         f"{cell(cmp.baseline_model)}) vs run `{cell(cmp.run_id)}`",
@@ -52,21 +60,23 @@ def comparison_markdown(cmp: Comparison) -> str:
     lines += [f"> warning: {cell(w)}" for w in cmp.warnings]
     if cmp.warnings:
         lines.append("")
-    rows = _case_rows(cmp.regressions) + _check_rows(cmp.check_regressions)
-    if rows:
-        lines += ["### Regressions", "", *_HEADER, *rows, ""]
-    if cmp.orphaned:
-        lines += ["### Orphaned (in the baseline, missing from the results)", ""]
-        lines += [f"- {cell(k)}" for k in cmp.orphaned] + [""]
-    if cmp.unscored:
-        lines += ["### Unscored", ""]
-        lines += [f"- {cell(u.key)} ({u.status}): {cell(u.reason)}" for u in cmp.unscored] + [""]
-    if cmp.passing_check_regressions:
-        lines += ["### Check regressions inside passing cases (not gating)", "", *_HEADER]
-        lines += [*_check_rows(cmp.passing_check_regressions), ""]
-    better = [c.key for c in cmp.improvements] + [
-        f"{c.key}: {c.check}" for c in cmp.check_improvements
-    ]
-    if better:
-        lines += ["### Improvements", ""] + [f"- {cell(k)}" for k in better] + [""]
+    for category in CATEGORIES:
+        entries = cmp.entries(category)
+        if category.in_step_summary and entries:
+            lines += [f"### {category.title}", "", *_section(category, entries), ""]
     return "\n".join(lines)
+
+
+def _section(category: Category, entries: list[object]) -> list[str]:
+    """One category's rows: a table where there are checks to show, else a list."""
+    if category.shape == "case":
+        return [*_HEADER, *_case_rows([e for e in entries if isinstance(e, CaseChange)])]
+    if category.shape == "check":
+        return [*_HEADER, *_check_rows([e for e in entries if isinstance(e, CheckChange)])]
+    if category.shape == "unscored":
+        return [
+            f"- {cell(u.key)} ({u.status}): {cell(u.reason)}"
+            for u in entries
+            if isinstance(u, UnscoredCase)
+        ]
+    return [f"- {cell(label(e))}" for e in entries]

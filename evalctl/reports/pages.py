@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from evalctl.baselines.compare import Comparison
+from evalctl.baselines.comparison import Comparison
 from evalctl.errors import BadInputError
 from evalctl.reports.crash_page import crash_page
 from evalctl.reports.run_page import run_page

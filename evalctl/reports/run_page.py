@@ -13,7 +13,16 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from evalctl.baselines.compare import CaseChange, CheckChange, Comparison
+from evalctl.baselines.comparison import (
+    CATEGORIES,
+    CaseChange,
+    Category,
+    CheckChange,
+    Comparison,
+    NewCase,
+    UnscoredCase,
+    label,
+)
 from evalctl.chat import Message
 from evalctl.reports.histogram import histogram
 from evalctl.reports.kit.card import STATUS_COLOURS, badge, card
@@ -208,11 +217,9 @@ def _left_out(total: int, shown: int, what: str) -> ET.Element | None:
     )
 
 
-def _changes(title: str, changes: list[CaseChange]) -> ET.Element | None:
-    if not changes:
-        return None
+def _case_rows(changes: list[CaseChange]) -> tuple[list[str], list[list[Cell]]]:
     rows: list[list[Cell]] = []
-    for c in changes[:MAX_CHANGE_ROWS]:
+    for c in changes:
         detail = el("td")
         for f in c.failures:
             line = f"{f.name}: expected {_value(f.expected)}, actual {_value(f.actual)}"
@@ -222,17 +229,10 @@ def _changes(title: str, changes: list[CaseChange]) -> ET.Element | None:
         if c.reason:
             detail.append(el("span", c.reason, class_="note"))
         rows.append([c.key, el("td", badge(c.baseline)), el("td", badge(c.current)), detail])
-    return el(
-        "div",
-        el("h3", title),
-        table(["case", "baseline", "now", "detail"], rows),
-        _left_out(len(changes), MAX_CHANGE_ROWS, "cases"),
-    )
+    return ["case", "baseline", "now", "detail"], rows
 
 
-def _check_changes(title: str, changes: list[CheckChange]) -> ET.Element | None:
-    if not changes:
-        return None
+def _check_change_rows(changes: list[CheckChange]) -> tuple[list[str], list[list[Cell]]]:
     rows: list[list[Cell]] = [
         [
             c.key,
@@ -243,28 +243,44 @@ def _check_changes(title: str, changes: list[CheckChange]) -> ET.Element | None:
             el("td", _pre(c.actual)),
             el("td", _pre(c.reason)),
         ]
-        for c in changes[:MAX_CHANGE_ROWS]
+        for c in changes
     ]
-    header = ["case", "check", "baseline", "now", "expected", "actual", "reason"]
-    return el(
-        "div",
-        el("h3", title),
-        table(header, rows),
-        _left_out(len(changes), MAX_CHANGE_ROWS, "checks"),
-    )
+    return ["case", "check", "baseline", "now", "expected", "actual", "reason"], rows
+
+
+def _rows(category: Category, entries: list[object]) -> tuple[list[str], list[list[Cell]]]:
+    """One category's header and rows, drawn by the shape of its entries."""
+    if category.shape == "case":
+        return _case_rows([e for e in entries if isinstance(e, CaseChange)])
+    if category.shape == "check":
+        return _check_change_rows([e for e in entries if isinstance(e, CheckChange)])
+    if category.shape == "unscored":
+        return ["case", "status", "in baseline", "reason"], [
+            [u.key, el("td", badge(u.status)), "yes" if u.in_baseline else "no", u.reason]
+            for u in entries
+            if isinstance(u, UnscoredCase)
+        ]
+    if category.shape == "new":
+        return ["case", "status"], [
+            [n.key, el("td", badge(n.status))] for n in entries if isinstance(n, NewCase)
+        ]
+    return ["case"], [[label(e)] for e in entries]
 
 
 def _comparison(cmp: Comparison) -> ET.Element:
-    colours = {0: STATUS_COLOURS["pass"], 1: STATUS_COLOURS["fail"]}
-    text, colour = cmp.verdict, colours.get(cmp.exit_code, STATUS_COLOURS["error"])
-    counts = cmp.counts_line()
+    verdict = cmp.verdict
+    code = verdict.exit_code
+    colour = STATUS_COLOURS[code.tone]
     parts: list[ET.Element | None] = [
         el(
             "p",
             el(
-                "span", f"{text} (exit {cmp.exit_code})", class_="verdict", style=f"color: {colour}"
+                "span",
+                f"{verdict.word} (exit {int(code)})",
+                class_="verdict",
+                style=f"color: {colour}",
             ),
-            f" · {counts}",
+            f" · {cmp.counts_line()}",
         ),
         el(
             "p",
@@ -273,54 +289,19 @@ def _comparison(cmp: Comparison) -> ET.Element:
         ),
     ]
     parts += [el("p", f"warning: {w}", class_="warn") for w in cmp.warnings]
-    parts.append(_changes("Regressions", cmp.regressions))
-    parts.append(
-        _check_changes(
-            "Check regressions (inside cases that fail either way)", cmp.check_regressions
-        )
-    )
-    if cmp.orphaned:
+    for category in CATEGORIES:
+        entries = cmp.entries(category)
+        if not (category.listed and entries):
+            continue
+        header, rows = _rows(category, entries[:MAX_CHANGE_ROWS])
         parts.append(
             el(
                 "div",
-                el("h3", "Orphaned (in the baseline, missing from the results)"),
-                table(["case"], [[k] for k in cmp.orphaned[:MAX_CHANGE_ROWS]]),
-                _left_out(len(cmp.orphaned), MAX_CHANGE_ROWS, "orphaned cases"),
+                el("h3", category.title),
+                table(header, rows),
+                _left_out(len(entries), MAX_CHANGE_ROWS, category.nouns(len(entries))),
             )
         )
-    if cmp.unscored:
-        rows = [
-            [u.key, el("td", badge(u.status)), "yes" if u.in_baseline else "no", u.reason]
-            for u in cmp.unscored[:MAX_CHANGE_ROWS]
-        ]
-        parts.append(
-            el(
-                "div",
-                el("h3", "Unscored"),
-                table(["case", "status", "in baseline", "reason"], rows),
-                _left_out(len(cmp.unscored), MAX_CHANGE_ROWS, "unscored cases"),
-            )
-        )
-    parts.append(_changes("Improvements", cmp.improvements))
-    parts.append(_check_changes("Check improvements", cmp.check_improvements))
-    parts.append(
-        _check_changes(
-            "Check regressions inside passing cases (not gating)", cmp.passing_check_regressions
-        )
-    )
-    if cmp.new:
-        rows = [[n.key, el("td", badge(n.status))] for n in cmp.new[:MAX_CHANGE_ROWS]]
-        parts.append(
-            el(
-                "div",
-                el("h3", "New (not in the baseline)"),
-                table(["case", "status"], rows),
-                _left_out(len(cmp.new), MAX_CHANGE_ROWS, "new cases"),
-            )
-        )
-    parts.append(
-        _changes("Flaky in the baseline, no credible change (not gating)", cmp.flaky_changes)
-    )
     if cmp.out_of_scope:
         parts.append(
             el("p", f"{cmp.out_of_scope} baseline cases not selected by this run", class_="note")

@@ -1,0 +1,252 @@
+"""The CI gate: a run compared to its baseline (`evalctl compare BASELINE RESULTS`).
+
+Each case in the baseline is decided by a `GateRule` and its change sorted into the
+categories of `baselines.comparison`, whose verdict is the exit code. Today's rule is
+`strict` (`RULES`): any pass -> fail gates, with the status transitions of
+`baselines.changes`. A rule decides one case and one check at a time, so another (a
+statistical one) can be swapped in without touching the sorting or the renderers.
+
+Check level (a baseline of schema version 2 records each check's outcome): inside a case
+that failed in the baseline and fails now, a check that went pass -> fail is a *check
+regression* and gates like a case regression; fail -> pass is a *check improvement*. A case
+that regressed or improved as a whole lists its checks in its own entry instead. Checks of a
+flaky case (either side) are not compared: they come from one repeat of a noisy case, and
+the case's pass rate already judges it. Inside a case that passes on both sides (an `assert`
+case with a threshold below 1 tolerates some failed checks), a check that went pass -> fail
+is listed as a *check regression inside a passing case*: a note, not gating, since the
+suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither
+outcome: a change to or from n/a is not a regression.
+
+Exit code: 1 on any regression (case or check) or orphaned case, else 3 when a case could
+not be scored, else 0.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Protocol
+
+from evalctl.baselines.changes import Change, Counts, classify, known, model_hash_change
+from evalctl.baselines.comparison import (
+    CaseChange,
+    CheckChange,
+    CheckDetail,
+    Comparison,
+    NewCase,
+    RateInterval,
+    UnscoredCase,
+)
+from evalctl.baselines.model import Baseline, BaselineStatus
+from evalctl.baselines.scope import in_scope
+from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
+
+
+class GateRule(Protocol):
+    """Decides, for one case or one check, what changed since the baseline."""
+
+    name: str
+
+    def case_change(
+        self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
+    ) -> Change: ...
+
+    def check_change(self, before: CheckStatus, check: CheckResult) -> Change: ...
+
+
+class StrictRule:
+    """Any pass -> fail gates; a flaky baseline gates only on a credible drop of its pass
+    rate (`baselines.changes`)."""
+
+    name = "strict"
+
+    def case_change(
+        self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
+    ) -> Change:
+        return classify(before, case.status, before_counts, case.pass_counts())
+
+    def check_change(self, before: CheckStatus, check: CheckResult) -> Change:
+        if before == check.status or "n/a" in (before, check.status):
+            return "unchanged"
+        return "regression" if check.status == "fail" else "improvement"
+
+
+STRICT = StrictRule()
+RULES: dict[str, GateRule] = {STRICT.name: STRICT}
+
+
+def compare_baseline(
+    baseline: Baseline,
+    run: RunResult,
+    *,
+    results_path: Path | None = None,
+    baseline_path: Path | None = None,
+    rule: GateRule = STRICT,
+) -> Comparison:
+    """Compare `run` to `baseline`. The paths are reported and spell out the update command."""
+    results = {c.key: c for c in run.cases}
+    cmp = Comparison(
+        baseline_file=str(baseline_path) if baseline_path else None,
+        results_file=str(results_path) if results_path else None,
+        baseline_provider=baseline.provider,
+        baseline_model=baseline.model,
+        run_id=run.run_id,
+        run_provider=run.provider.name,
+        run_model=run.provider.model,
+        gate=rule.name,
+        warnings=_mismatch_warnings(baseline, run),
+        update_command=update_command(results_path, baseline_path),
+    )
+    for key, expected in sorted(baseline.baselines.items()):
+        case = results.get(key)
+        if case is None:
+            if in_scope(run, key):
+                cmp.orphaned.append(key)
+            else:
+                cmp.out_of_scope += 1
+            continue
+        _sort_case(cmp, rule, baseline, expected, case)
+
+    for key, case in sorted(results.items()):
+        if key in baseline.baselines:
+            continue
+        if case.status == "error":
+            # An error is unscored wherever it happens: it still means infrastructure failed.
+            cmp.unscored.append(_unscored(case, in_baseline=False))
+        else:
+            cmp.new.append(NewCase(key=key, status=case.status))
+    return cmp
+
+
+def _sort_case(
+    cmp: Comparison, rule: GateRule, baseline: Baseline, expected: BaselineStatus, case: CaseResult
+) -> None:
+    """Decide one case of the baseline and file it under its category."""
+    counts = baseline.pass_counts.get(case.key)
+    before_counts = counts.as_tuple() if counts else None
+    change = rule.case_change(expected, before_counts, case)
+    if change == "unscored":
+        cmp.unscored.append(_unscored(case, in_baseline=True))
+        return
+    entry = CaseChange(
+        key=case.key,
+        baseline=expected,
+        current=case.status,
+        failed_checks=[c.name for c in case.checks if c.failed],
+        failures=[CheckDetail.of(c) for c in case.checks if c.failed],
+    )
+    if expected == "flaky":
+        entry = _with_rates(entry, change, before_counts, case.pass_counts())
+    if change == "regression":
+        cmp.regressions.append(entry)
+    elif change == "improvement":
+        cmp.improvements.append(entry)
+    elif change == "changed":
+        cmp.flaky_changes.append(entry)
+    else:
+        cmp.unchanged.append(case.key)
+        checks = baseline.checks.get(case.key, {})
+        if expected == "fail" and case.status == "fail":
+            worse, better = _check_changes(rule, checks, case)
+            cmp.check_regressions += worse
+            cmp.check_improvements += better
+        elif expected == "pass" and case.status == "pass":
+            worse, _ = _check_changes(rule, checks, case)
+            cmp.passing_check_regressions += worse
+
+
+def _check_changes(
+    rule: GateRule, before: dict[str, CheckStatus], case: CaseResult
+) -> tuple[list[CheckChange], list[CheckChange]]:
+    """Checks of one case that went pass -> fail (first) and fail -> pass (second)."""
+    worse: list[CheckChange] = []
+    better: list[CheckChange] = []
+    for check in case.checks:
+        was = before.get(check.name)
+        if was is None:
+            continue
+        change = rule.check_change(was, check)
+        if change not in ("regression", "improvement"):
+            continue
+        entry = CheckChange(
+            key=case.key,
+            check=check.name,
+            baseline=was,
+            current=check.status,
+            case_status=case.status,
+            expected=check.expected,
+            actual=check.actual,
+            reason=check.message,
+        )
+        (worse if change == "regression" else better).append(entry)
+    return worse, better
+
+
+def _with_rates(
+    entry: CaseChange, change: Change, before: Counts | None, after: Counts
+) -> CaseChange:
+    """Attach both pass rates to a flaky baseline's entry and say why it gates or not."""
+    current = RateInterval.of(after) if known(after) else None
+    if before is None:
+        return entry.model_copy(
+            update={
+                "current_rate": current,
+                "reason": "the baseline holds no pass counts (not recorded with --repeats), "
+                "so a flaky case cannot gate; re-record it from `evalctl run --repeats N`",
+            }
+        )
+    was = RateInterval.of(before)
+    if current is None:
+        reason = "no scored runs to compare"
+    elif change == "regression":
+        reason = f"pass rate dropped: {current.describe()} now, {was.describe()} in the baseline"
+    elif change == "improvement":
+        reason = f"pass rate rose: {current.describe()} now, {was.describe()} in the baseline"
+    else:
+        reason = (
+            f"{current.describe()} now overlaps {was.describe()} in the baseline: "
+            "not a credible change"
+        )
+    return entry.model_copy(
+        update={"baseline_rate": was, "current_rate": current, "reason": reason}
+    )
+
+
+def update_command(results_path: Path | None, baseline_path: Path | None) -> str:
+    parts = ["evalctl", "baseline", "--from", str(results_path or "RESULTS.json")]
+    if baseline_path is not None:
+        parts += ["--out", str(baseline_path)]
+    return shlex.join(parts)
+
+
+def _unscored(case: CaseResult, *, in_baseline: bool) -> UnscoredCase:
+    if case.status == "skipped":
+        reason = case.skip_reason or "skipped"
+    else:
+        reason = case.error or "infrastructure error"
+        if case.server_crashed:
+            reason = f"server crashed: {reason}"
+    return UnscoredCase(key=case.key, status=case.status, reason=reason, in_baseline=in_baseline)
+
+
+def _mismatch_warnings(baseline: Baseline, run: RunResult) -> list[str]:
+    # Not errors: comparing across models is sometimes exactly the question being asked.
+    # But a reader must not mistake the result for a like-for-like gate.
+    warnings = []
+    if baseline.schema_version < 2:
+        warnings.append(
+            "the baseline records case statuses only (schema_version 1): a check that "
+            "regresses inside a failing case cannot be seen; re-record it with `evalctl baseline`"
+        )
+    if baseline.provider != run.provider.name:
+        warnings.append(
+            f"baseline is for provider {baseline.provider!r}, the run used {run.provider.name!r}"
+        )
+    if baseline.model != run.provider.model:
+        warnings.append(
+            f"baseline is for model {baseline.model!r}, the run used {run.provider.model!r}"
+        )
+    change = model_hash_change(baseline.model_sha256, run.provider.model_sha256, "baseline")
+    if change:
+        warnings.append(change)
+    return warnings

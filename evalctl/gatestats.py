@@ -1,0 +1,428 @@
+"""The statistics of the baseline gate: is a drop in pass rate more than sampling noise?
+
+Pure functions on counts, no I/O and no model. A *stratum* is one case (or one check of a
+case): the baseline measured it `n` times with `a` passes, the run `m` times with `b`
+passes. The null hypothesis for a stratum is "nothing changed": the baseline's samples and
+the run's are independent draws with one pass probability, whatever it is. Every test here
+is *conditional* on each stratum's total passes `t = a + b`: given `t`, each of the
+C(n+m, t) ways to place the passes among the n+m samples is equally likely under the null
+whatever the pass probability, so the run's passes `b` follow the hypergeometric law
+P(b = k) = C(m, k)·C(n, t-k) / C(n+m, t). The nuisance parameter is gone, and every
+p-value below is exact for every true pass probability (discrete, so conservative: P(p <=
+x) <= x). Strata with t = 0 or t = n+m (all failed or all passed, on both sides) carry no
+information: only one arrangement exists, and they are left out of every test.
+
+Three tests, one verdict (`gate`):
+
+* **per stratum**: Fisher's exact test, one-sided ("the run's pass rate is lower"): p =
+  P(B <= b). Holm's step-down across the informative strata of the suite (FWER) by
+  default, Benjamini-Hochberg as an option.
+* **suite, stratified McNemar**: S = the run's passes summed over the informative strata;
+  its exact null is the convolution of the strata's hypergeometrics (the exact conditional
+  Cochran-Mantel-Haenszel test); p = P(S <= s). With one baseline sample and one run
+  sample per case the informative strata are exactly the discordant pairs, each with
+  P(b = 1) = 1/2, and the test *is* McNemar's exact test.
+* **suite, clean-baseline flips**: the strata that are informative about a real drop are
+  the ones the baseline never saw fail. A stratum with f >= 1 failures in all, f <= m, is
+  eligible; it *flips* when all f failures fell in the run (the baseline passed every
+  sample), which the null gives probability C(m, f)/C(n+m, f) (1/(K+1) for K baseline
+  samples and one run sample). The count of flips has an exact Poisson-binomial null; p =
+  P(count >= observed). This test has the power the stratified one lacks when unstable
+  cases add noise: a stable case that now fails moves its sum by at most one pass among
+  many noisy ones, but it is an event of probability 1/(K+1) here.
+
+alpha is split between the three (Bonferroni: the verdict's false-alarm rate is at most the
+sum of the shares): 1/2 to the per-stratum family, 1/8 to the stratified test, 3/8 to the
+flip count, which has the power for the regression that matters most (stable cases that
+break). A share that cannot be used is passed on: given the strata's totals (all the tests
+condition on them) the smallest p-value each test can reach is known before the run's
+outcomes are looked at, and a test whose smallest attainable p-value is above its share can
+never fire. Its share goes to the others, pro rata. With one run sample per case the
+per-case family cannot fire unless K is huge (its best p-value, 1/(K+1), would have to be
+below alpha/2 over the number of informative strata), so the suite tests get alpha/4 and
+3·alpha/4. The split depends only on the
+totals, so conditional on them the false-alarm rate is still at most the sum of the shares,
+alpha; hence unconditionally too.
+
+When a suite test fires, every stratum whose rate dropped is reported a regression: the
+suite's evidence is collective and no single case can be singled out, so all candidates are
+named. docs/gating.md has the measured calibration and power.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Literal
+
+Change = Literal["regression", "within_noise", "unchanged", "improvement"]
+Multiplicity = Literal["holm", "bh"]
+Mode = Literal["statistical", "strict"]
+# Which evidence made a stratum a regression.
+Cause = Literal["case", "suite", "strict"]
+
+CASES = "cases"
+STRATIFIED = "stratified_mcnemar"
+FLIPS = "clean_baseline_flips"
+# Bonferroni weights of the three components before unusable shares are passed on.
+WEIGHTS: dict[str, float] = {CASES: 0.5, STRATIFIED: 0.125, FLIPS: 0.375}
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One case or check: `baseline_passes` of `baseline_n` samples, `run_passes` of `run_m`."""
+
+    key: str
+    baseline_n: int
+    baseline_passes: int
+    run_m: int
+    run_passes: int
+
+    def __post_init__(self) -> None:
+        if self.baseline_n < 1 or self.run_m < 1:
+            raise ValueError(f"{self.key}: need at least one sample on each side")
+        if not 0 <= self.baseline_passes <= self.baseline_n:
+            raise ValueError(
+                f"{self.key}: baseline passes {self.baseline_passes}/{self.baseline_n}"
+            )
+        if not 0 <= self.run_passes <= self.run_m:
+            raise ValueError(f"{self.key}: run passes {self.run_passes}/{self.run_m}")
+
+    @property
+    def samples(self) -> int:
+        return self.baseline_n + self.run_m
+
+    @property
+    def passes(self) -> int:
+        return self.baseline_passes + self.run_passes
+
+    @property
+    def informative(self) -> bool:
+        """False when every sample on both sides agrees: one arrangement, no evidence."""
+        return 0 < self.passes < self.samples
+
+    @property
+    def dropped(self) -> bool:
+        """The run's pass rate is below the baseline's (cross-multiplied: exact)."""
+        return self.run_passes * self.baseline_n < self.baseline_passes * self.run_m
+
+    @property
+    def rose(self) -> bool:
+        return self.run_passes * self.baseline_n > self.baseline_passes * self.run_m
+
+
+@lru_cache(maxsize=4096)
+def _null(n: int, m: int, t: int) -> tuple[int, tuple[float, ...]]:
+    """(lowest b, pmf of b from there): the run's passes given n, m and the total t."""
+    low, high = max(0, t - n), min(m, t)
+    total = math.comb(n + m, t)
+    # Integer numerators over one integer denominator: each value is correctly rounded.
+    return low, tuple(math.comb(m, k) * math.comb(n, t - k) / total for k in range(low, high + 1))
+
+
+def _null_of(s: Stratum) -> tuple[int, tuple[float, ...]]:
+    return _null(s.baseline_n, s.run_m, s.passes)
+
+
+@lru_cache(maxsize=4096)
+def _fisher_lower(n: int, m: int, t: int, b: int) -> float:
+    low = max(0, t - n)
+    tail = sum(math.comb(m, k) * math.comb(n, t - k) for k in range(low, b + 1))
+    return tail / math.comb(n + m, t)
+
+
+def drop_p_value(s: Stratum) -> float:
+    """Fisher's exact one-sided p-value for "the run's rate is lower": P(B <= b | t).
+
+    B is the run's passes under the null given the stratum's total passes t
+    (hypergeometric). 1.0 for a stratum with no information (t = 0 or t = n+m).
+    """
+    return _fisher_lower(s.baseline_n, s.run_m, s.passes, s.run_passes)
+
+
+def min_drop_p_value(s: Stratum) -> float:
+    """The smallest p-value `drop_p_value` can give a stratum with these totals."""
+    return _null_of(s)[1][0]
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (FWER under any dependence), in input order.
+
+    Reject hypothesis i at level alpha exactly when its adjusted p-value is <= alpha.
+    """
+    count = len(p_values)
+    adjusted = [1.0] * count
+    running = 0.0
+    for rank, i in enumerate(sorted(range(count), key=p_values.__getitem__)):
+        running = max(running, min(1.0, (count - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (FDR; under the complete null, FWER), in order."""
+    count = len(p_values)
+    adjusted = [1.0] * count
+    running = 1.0
+    order = sorted(range(count), key=p_values.__getitem__, reverse=True)
+    for rank_from_top, i in enumerate(order):
+        rank = count - rank_from_top
+        running = min(running, count * p_values[i] / rank)
+        adjusted[i] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class SuiteTest:
+    """One suite-level test: its statistic against the exact null, and its share of alpha."""
+
+    name: str
+    statistic: int
+    expected: float  # the statistic's mean under the null, for the report
+    p_value: float
+    strata: int  # strata that entered the test
+    min_p_value: float  # the smallest p-value these totals allow
+    alpha: float = 0.0
+    fired: bool = False
+
+
+def stratified_mcnemar(strata: Sequence[Stratum]) -> SuiteTest:
+    """The exact conditional stratified test of "the run passes less" (McNemar generalised).
+
+    S = the run's passes summed over the informative strata; under the null, given every
+    stratum's total, S is a sum of independent hypergeometrics whose exact distribution is
+    their convolution (dynamic programming, in floating point). p = P(S <= observed). With
+    n = m = 1 everywhere this is McNemar's exact one-sided test on the discordant pairs.
+    """
+    nulls = [(_null_of(s), s.run_passes) for s in strata if s.informative]
+    # Shifted so each stratum's lowest possible count is 0; only sums <= the observed one
+    # matter for the lower tail, so the distribution is kept up to there and no further.
+    observed = sum(b - low for (low, _), b in nulls)
+    dist = [1.0] + [0.0] * observed
+    expected = 0.0
+    for (low, pmf), _ in nulls:
+        expected += sum((low + k) * q for k, q in enumerate(pmf))
+        dist = _convolve_truncated(dist, pmf)
+    return SuiteTest(
+        name=STRATIFIED,
+        statistic=sum(s.run_passes for s in strata if s.informative),
+        expected=expected,
+        p_value=min(1.0, sum(dist)),
+        strata=len(nulls),
+        min_p_value=math.prod(pmf[0] for (_, pmf), _ in nulls),
+    )
+
+
+def _convolve_truncated(dist: list[float], pmf: Sequence[float]) -> list[float]:
+    size = len(dist)
+    if len(pmf) == 2:  # one run sample: the common case, kept cheap
+        stay, step = pmf
+        return [dist[0] * stay] + [
+            d * stay + e * step for d, e in zip(dist[1:], dist, strict=False)
+        ]
+    out = [0.0] * size
+    for k, q in enumerate(pmf):
+        for x in range(k, size):
+            out[x] += q * dist[x - k]
+    return out
+
+
+def flip_probability(s: Stratum) -> float:
+    """Null probability that all of the stratum's failures fell in the run: C(m,f)/C(n+m,f).
+
+    0.0 when the stratum is not eligible (no failures, or more than the run has samples).
+    """
+    failures = s.samples - s.passes
+    if not 1 <= failures <= s.run_m:
+        return 0.0
+    return math.comb(s.run_m, failures) / math.comb(s.samples, failures)
+
+
+def clean_baseline_flips(strata: Sequence[Stratum]) -> SuiteTest:
+    """Count the strata the baseline never saw fail that fail in the run; exact null.
+
+    Eligible: strata with f >= 1 failures in all and f <= m. A flip: the baseline passed
+    every sample (all f failures in the run), probability C(m,f)/C(n+m,f) under the null
+    given the totals, independently across strata; the count's exact null is the
+    Poisson-binomial of those probabilities. p = P(count >= observed).
+    """
+    eligible = [(s, flip_probability(s)) for s in strata]
+    eligible = [(s, q) for s, q in eligible if q > 0.0]
+    observed = sum(1 for s, _ in eligible if s.baseline_passes == s.baseline_n)
+    # P(count = j) for j < observed, and the last slot absorbs P(count >= observed): the
+    # upper tail is summed directly, not as 1 minus the rest, so a tiny p-value keeps its
+    # digits.
+    dist = [1.0] + [0.0] * observed
+    for _, q in eligible:
+        if observed == 0:
+            break
+        top = dist[-1] + dist[-2] * q
+        dist = [dist[0] * (1 - q)] + [
+            d * (1 - q) + e * q for d, e in zip(dist[1:-1], dist[:-2], strict=True)
+        ]
+        dist.append(top)
+    return SuiteTest(
+        name=FLIPS,
+        statistic=observed,
+        expected=sum(q for _, q in eligible),
+        p_value=min(1.0, dist[-1]),
+        strata=len(eligible),
+        min_p_value=math.prod(q for _, q in eligible) if eligible else 1.0,
+    )
+
+
+def split_alpha(alpha: float, floors: dict[str, float]) -> dict[str, float]:
+    """Each component's share of alpha: `WEIGHTS` pro rata, less the ones that cannot fire.
+
+    `floors[name]` is the smallest share at which the component could fire at all, known
+    from the strata's totals alone. A component whose floor is above its share gets 0.0
+    and its share goes to the rest; repeated until every remaining one can use its share.
+    The shares sum to alpha (unless none can fire) and depend on the totals only.
+    """
+    active = set(floors)
+    while active:
+        weight = sum(WEIGHTS[name] for name in active)
+        shares = {name: alpha * WEIGHTS[name] / weight for name in active}
+        unusable = {name for name in active if floors[name] > shares[name]}
+        if not unusable:
+            return {name: shares.get(name, 0.0) for name in floors}
+        active -= unusable
+    return dict.fromkeys(floors, 0.0)
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """One stratum's outcome: its p-values and its class."""
+
+    stratum: Stratum
+    p_value: float  # Fisher's exact one-sided
+    adjusted_p_value: float  # across the suite's informative strata (Holm or BH)
+    change: Change
+    cause: Cause | None = None  # for a regression: which evidence made it one
+
+
+@dataclass(frozen=True)
+class SuiteVerdict:
+    """The gate's verdict on one suite: every stratum classified, and the suite tests."""
+
+    mode: Mode
+    alpha: float
+    multiplicity: Multiplicity
+    case_alpha: float  # the per-stratum family's share of alpha (adjusted p <= it: significant)
+    cases: tuple[CaseVerdict, ...]
+    suite_tests: tuple[SuiteTest, ...]
+
+    @property
+    def suite_fired(self) -> bool:
+        return any(test.fired for test in self.suite_tests)
+
+    @property
+    def regressions(self) -> tuple[CaseVerdict, ...]:
+        return tuple(c for c in self.cases if c.change == "regression")
+
+    @property
+    def within_noise(self) -> tuple[CaseVerdict, ...]:
+        return tuple(c for c in self.cases if c.change == "within_noise")
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions)
+
+
+def gate(
+    strata: Sequence[Stratum],
+    alpha: float = 0.05,
+    *,
+    mode: Mode = "statistical",
+    multiplicity: Multiplicity = "holm",
+    suite_level: bool = True,
+) -> SuiteVerdict:
+    """Classify every stratum of one suite; the suite fails when any is a `regression`.
+
+    `statistical` (default): a dropped stratum is a regression when its own exact test is
+    significant after multiplicity control, or when a suite-level test fires; a drop that
+    is neither is `within_noise` (listed, not gating). Under no true change the
+    probability that anything is called a regression is at most `alpha` (the module
+    docstring says why). `suite_level=False` runs the per-stratum family alone, with all
+    of alpha: use it for the checks of a suite's cases, which are not independent of each other
+    as the suite tests' exact nulls require (Holm needs no independence).
+
+    `strict`: the rule from before sampled baselines: a stratum whose baseline was mostly
+    passing (2a > n) and that failed any run sample is a regression. p-values are still
+    reported; alpha plays no part.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    p_values = [drop_p_value(s) for s in strata]
+    family = [i for i, s in enumerate(strata) if s.informative]
+    adjust: Callable[[Sequence[float]], list[float]] = (
+        holm if multiplicity == "holm" else benjamini_hochberg
+    )
+    adjusted = [1.0] * len(strata)
+    for i, q in zip(family, adjust([p_values[i] for i in family]), strict=True):
+        adjusted[i] = q
+
+    if mode == "strict":
+        verdicts = tuple(
+            _classify(s, p, q, case_hit=_strict_hit(s), suite_hit=False, cause="strict")
+            for s, p, q in zip(strata, p_values, adjusted, strict=True)
+        )
+        return SuiteVerdict(mode, alpha, multiplicity, 0.0, verdicts, ())
+
+    raw = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
+    floors = {CASES: _family_floor([min_drop_p_value(strata[i]) for i in family], multiplicity)}
+    floors.update({test.name: test.min_p_value for test in raw})
+    shares = split_alpha(alpha, floors)
+    # A zero share never fires, even on a p-value that underflowed to 0.0.
+    tests = tuple(
+        replace(t, alpha=shares[t.name], fired=shares[t.name] > 0.0 and t.p_value <= shares[t.name])
+        for t in raw
+    )
+    case_alpha = shares[CASES]
+    suite_hit = any(test.fired for test in tests)
+    verdicts = tuple(
+        _classify(s, p, q, case_hit=case_alpha > 0.0 and q <= case_alpha, suite_hit=suite_hit)
+        for s, p, q in zip(strata, p_values, adjusted, strict=True)
+    )
+    return SuiteVerdict(mode, alpha, multiplicity, case_alpha, verdicts, tests)
+
+
+def _family_floor(min_p_values: list[float], multiplicity: Multiplicity) -> float:
+    """The smallest family share at which any stratum could be rejected, given the totals.
+
+    Holm's first step needs some p <= share/N; Benjamini-Hochberg needs, for some i, i
+    p-values <= i·share/N, so at least i strata able to reach that.
+    """
+    if not min_p_values:
+        return math.inf
+    ordered = sorted(min_p_values)
+    count = len(ordered)
+    if multiplicity == "holm":
+        return ordered[0] * count
+    return min(q * count / rank for rank, q in enumerate(ordered, start=1))
+
+
+def _strict_hit(s: Stratum) -> bool:
+    return 2 * s.baseline_passes > s.baseline_n and s.run_passes < s.run_m
+
+
+def _classify(
+    s: Stratum,
+    p_value: float,
+    adjusted: float,
+    *,
+    case_hit: bool,
+    suite_hit: bool,
+    cause: Cause | None = None,
+) -> CaseVerdict:
+    if case_hit and (s.dropped or cause == "strict"):
+        return CaseVerdict(s, p_value, adjusted, "regression", cause or "case")
+    if s.dropped:
+        if suite_hit:
+            return CaseVerdict(s, p_value, adjusted, "regression", "suite")
+        return CaseVerdict(s, p_value, adjusted, "within_noise")
+    if s.rose:
+        return CaseVerdict(s, p_value, adjusted, "improvement")
+    return CaseVerdict(s, p_value, adjusted, "unchanged")

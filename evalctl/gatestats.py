@@ -223,9 +223,8 @@ def _convolve_truncated(dist: list[float], pmf: Sequence[float]) -> list[float]:
             d * stay + e * step for d, e in zip(dist[1:], dist, strict=False)
         ]
     out = [0.0] * size
-    for k, q in enumerate(pmf):
-        for x in range(k, size):
-            out[x] += q * dist[x - k]
+    for k, q in enumerate(pmf[:size]):
+        out[k:] = [o + q * d for o, d in zip(out[k:], dist, strict=False)]
     return out
 
 

@@ -24,6 +24,11 @@ loaded from either place:
   the reason), and optionally an opener whose value tools find in `ctx.resources[name]`.
 - `add_setting(PluginSetting(name, type_, default))`: a top-level key of `evalctl.toml`,
   validated when the file is read; the plugin reads it with `SETTING.get(settings)`.
+- `add_provider(name, factory, traits)`: a provider (`--provider <name>`): a factory taking
+  `ProviderOptions` and returning a `Provider`, and its `ProviderTraits` (summary, when it is
+  unavailable, capabilities, concurrent, billed, `real` for `--provider all`, the
+  environment variables that select it when `--provider` is not given). The built-in
+  providers register through this very call (`evalctl.providers.registry.register`).
 
 Kinds, tools and checks may be given as the object or as a zero-argument callable returning it
 (a class, a function): the callable runs on first use, so a plugin's heavy imports cost
@@ -44,6 +49,13 @@ from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
+from evalctl.providers.base import Provider
+from evalctl.providers.registry import (
+    ProviderFactory,
+    ProviderOptions,
+    ProviderSpec,
+    ProviderTraits,
+)
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
 from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
@@ -55,6 +67,10 @@ __all__ = [
     "CheckResult",
     "Origin",
     "PluginSetting",
+    "Provider",
+    "ProviderFactory",
+    "ProviderOptions",
+    "ProviderTraits",
     "Registry",
     "RequestShape",
     "ResourceCheck",
@@ -92,7 +108,7 @@ ResourceCheck = Callable[[Settings, Suite], str | None]
 # Opens the resource once per suite and run; tools read it from `ctx.resources[name]`.
 ResourceOpener = Callable[[Settings, Suite], Any]
 
-ExtensionType = Literal["kind", "tool", "check", "resource", "setting"]
+ExtensionType = Literal["kind", "tool", "check", "resource", "setting", "provider"]
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,14 @@ class Extension:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_TYPE_ORDER: tuple[ExtensionType, ...] = ("kind", "tool", "check", "resource", "setting")
+_TYPE_ORDER: tuple[ExtensionType, ...] = (
+    "kind",
+    "tool",
+    "check",
+    "resource",
+    "setting",
+    "provider",
+)
 
 # What an object must have to be taken as itself rather than as a factory of one.
 _SHAPE: dict[ExtensionType, tuple[str, ...]] = {
@@ -155,6 +178,15 @@ class Registry:
         """An assertion type of the `assert` kind, or a zero-argument callable returning one."""
         self._add("check", name, check)
 
+    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
+        """A provider: `factory(options)` builds it (import its SDK inside, so listing
+        providers costs nothing), `traits` say what evalctl may know without building it."""
+        if not callable(factory):
+            raise self._bad("provider", name, "the factory must be a callable")
+        if not isinstance(traits, ProviderTraits):
+            raise self._bad("provider", name, "traits must be a ProviderTraits")
+        self._add("provider", name, factory, extra={"traits": traits})
+
     def add_resource(
         self, name: str, check: ResourceCheck, open: ResourceOpener | None = None
     ) -> None:
@@ -170,6 +202,21 @@ class Registry:
         self._add("setting", setting.name, setting)
 
     # --- what evalctl calls ---------------------------------------------------------------
+
+    def providers(self) -> list[ProviderSpec]:
+        """The registered providers in registration order (detection tries them so)."""
+        return [
+            ProviderSpec(
+                e.name,
+                e.value,
+                e.extra["traits"],
+                "builtin"
+                if e.origin.source == "builtin"
+                else f"{e.origin.plugin} ({e.origin.source})",
+            )
+            for e in self._items.values()
+            if e.type == "provider"
+        ]
 
     def names(self, type_: ExtensionType) -> list[str]:
         return sorted(name for (t, name) in self._items if t == type_)

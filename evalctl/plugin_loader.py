@@ -24,6 +24,8 @@ from typing import Any
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin import ENTRY_POINT_GROUP, Check, Origin, PluginSetting, Registry
+from evalctl.providers.registry import ProviderSpec, use_registered
+from evalctl.providers.registry import register as register_builtin_providers
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.base import Tool
 
@@ -48,6 +50,15 @@ class _State:
 
 _state = _State()
 _lock = threading.RLock()
+
+
+def _registered_providers() -> list[ProviderSpec]:
+    return registry().providers()
+
+
+# Provider lookups (`--provider NAME`, detection, `evalctl providers`) sit in a lower layer:
+# once this module is imported they read the providers plugins registered from here.
+use_registered(_registered_providers)
 
 
 def configure(settings: Settings) -> None:
@@ -148,6 +159,9 @@ def reset() -> None:
 
 
 def _load_builtins(reg: Registry, loaded: list[LoadedPlugin]) -> None:
+    # The built-in providers first: detection tries them before any plugin's.
+    origin = Origin("builtin", "evalctl.providers")
+    _register(reg, origin, register_builtin_providers, "evalctl.providers", loaded)
     # By name, as entry points are: the core names no suite module.
     builtins: tuple[str, ...] = importlib.import_module(BUILTIN_PACKAGE).BUILTIN_PLUGINS
     for module in builtins:

@@ -12,9 +12,7 @@ from typing import Any
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
-
-CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+from evalctl.providers.base import CAPABILITIES, Provider
 
 
 def known_requirements() -> frozenset[str]:

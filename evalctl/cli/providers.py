@@ -1,4 +1,5 @@
-"""`evalctl providers`: which providers can run here, and why not."""
+"""`evalctl providers`: which providers can run here, why not, and where each came from
+(built in, or the plugin that registered it)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Annotated
 
 import typer
 from pydantic import BaseModel
+from rich.markup import escape
 from rich.table import Table
 
 from evalctl.cli import options
@@ -18,6 +20,8 @@ class ProviderRow(BaseModel):
     available: bool
     reason: str
     summary: str
+    # `builtin`, or the plugin that registered it: `orders_plugin (evalctl.toml)`.
+    origin: str = "builtin"
 
 
 class ProvidersReport(BaseModel):
@@ -27,23 +31,32 @@ class ProvidersReport(BaseModel):
 
 def _render(report: ProvidersReport) -> None:
     table = Table()
-    for column in ("provider", "status", "detail"):
+    for column in ("provider", "status", "origin", "detail"):
         table.add_column(column, overflow="fold")
     for row in report.providers:
         status = "[green]available[/]" if row.available else "[yellow]unavailable[/]"
         mark = " (default)" if row.name == report.default else ""
         detail = row.summary if row.available else row.reason
-        table.add_row(row.name + mark, status, detail)
+        table.add_row(escape(row.name) + mark, status, escape(row.origin), escape(detail))
     stdout.print(table)
 
 
 def providers(as_json: Annotated[bool, options.JSON] = False) -> None:
-    """List providers, whether each is available, and the reason when it is not."""
+    """List providers, whether each is available, and the reason when it is not.
+
+    Each row names its origin: built in, or the plugin that registered it (docs/plugins.md).
+    """
     opts = ProviderOptions(settings=options.settings_from_env(), env=options.environ())
     report = ProvidersReport(
         default=detect(opts),
         providers=[
-            ProviderRow(name=a.name, available=a.available, reason=a.reason, summary=a.summary)
+            ProviderRow(
+                name=a.name,
+                available=a.available,
+                reason=a.reason,
+                summary=a.summary,
+                origin=a.origin,
+            )
             for a in availability(opts)
         ],
     )

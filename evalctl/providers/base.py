@@ -9,6 +9,9 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 # Capabilities a suite may require; a provider lacking one gets that suite's cases skipped.
 CAP_TOOLS = "tools"
 CAP_JSON_SCHEMA = "json_schema"
+# Every capability there is: what a suite may `require` of a provider, and what a provider
+# that supports everything offers.
+CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
 
 
 @runtime_checkable

@@ -1,29 +1,37 @@
-"""The provider registry: each provider's spec, its traits as data, and a lazy factory.
+"""The provider registry: each provider's traits as data, a lazy factory, and the lookups.
 
-A spec is everything the rest of evalctl may know about a provider without creating it:
+Traits are everything the rest of evalctl may know about a provider without creating it:
 what it can do (`capabilities`), whether cases may run concurrently against it, whether it
 bills per token (cost estimates), whether `--provider all` includes it, and which
 environment variables select it. No other module keeps a list of provider names.
 
-Each factory imports its provider module inside a function, so `evalctl --help` imports no
-SDK, while editors and the import linter still follow the import.
+Providers are registered through the plugin API (`Registry.add_provider`, evalctl.plugin):
+the built-in ones by `register` below, a plugin's by its own `register`. The plugin layer
+sits above this one, so the plugin loader hands in where the registered providers are read
+from (`use_registered`); until it does (the daemon, `evalctl --help`), the lookups see the
+built-in providers, registered by the same `register` into a table of their own.
 
-Detection (when `--provider` is not given) tries the specs in order and picks the first one
-whose `detect_env` has a variable set: EVALCTL_LOCAL_MODEL > ANTHROPIC_API_KEY >
-GOOGLE_API_KEY/GEMINI_API_KEY > OPENAI_BASE_URL/OPENAI_API_KEY; with none set, the local
-provider on the embedded model.
+Each built-in factory imports its provider module inside a function, so `evalctl --help`
+imports no SDK, while editors and the import linter still follow the import.
+
+Detection (when `--provider` is not given) tries the providers in registration order and
+picks the first one whose `detect_env` has a variable set: EVALCTL_LOCAL_MODEL >
+ANTHROPIC_API_KEY > GOOGLE_API_KEY/GEMINI_API_KEY > OPENAI_BASE_URL/OPENAI_API_KEY > a
+plugin's variables; with none set, the local provider on the embedded model.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
+from evalctl.providers.base import CAPABILITIES, Provider
 
 
 @dataclass(frozen=True)
@@ -40,13 +48,13 @@ ProviderFactory = Callable[[ProviderOptions], Provider]
 
 
 @dataclass(frozen=True)
-class ProviderSpec:
-    name: str
-    summary: str
-    # Imports the provider's module and builds it; called only when the provider is created.
-    factory: ProviderFactory
-    # Returns None when the provider can run, else the reason it cannot.
-    unavailable_reason: Callable[[ProviderOptions], str | None]
+class ProviderTraits:
+    """What evalctl may know about a provider without creating it."""
+
+    # One line for `evalctl providers`.
+    summary: str = ""
+    # Returns None when the provider can run, else the reason it cannot; None: it always can.
+    unavailable_reason: Callable[[ProviderOptions], str | None] | None = None
     # What the provider's requests support; a suite requiring more is skipped on it.
     capabilities: frozenset[str] = frozenset()
     # Cases may run in parallel against it (`--concurrency`); the local daemon serves one
@@ -61,11 +69,58 @@ class ProviderSpec:
 
 
 @dataclass(frozen=True)
+class ProviderSpec:
+    """One registered provider: its name, factory and traits, and where it came from."""
+
+    name: str
+    # Imports the provider's module and builds it; called only when the provider is created.
+    factory: ProviderFactory
+    traits: ProviderTraits
+    # `builtin`, or the plugin that registered it (`orders_plugin (evalctl.toml)`).
+    origin: str = "builtin"
+
+    @property
+    def summary(self) -> str:
+        return self.traits.summary
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.traits.capabilities
+
+    @property
+    def concurrent(self) -> bool:
+        return self.traits.concurrent
+
+    @property
+    def billed(self) -> bool:
+        return self.traits.billed
+
+    @property
+    def real(self) -> bool:
+        return self.traits.real
+
+    @property
+    def detect_env(self) -> tuple[str, ...]:
+        return self.traits.detect_env
+
+    def unavailable_reason(self, options: ProviderOptions) -> str | None:
+        check = self.traits.unavailable_reason
+        return None if check is None else check(options)
+
+
+class ProviderRegistrar(Protocol):
+    """What `register` registers into: the plugin `Registry`, or the built-ins' own table."""
+
+    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None: ...
+
+
+@dataclass(frozen=True)
 class Availability:
     name: str
     summary: str
     available: bool
     reason: str
+    origin: str = "builtin"
 
 
 def _missing_module(module: str, extra: str) -> str | None:
@@ -149,46 +204,50 @@ def _create_scripted(options: ProviderOptions) -> Provider:
     return create_scripted(options)
 
 
-ALL_CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
-
-# In detection order: the first spec with one of its `detect_env` variables set wins.
-SPECS: dict[str, ProviderSpec] = {
-    spec.name: spec
-    for spec in (
-        ProviderSpec(
-            "local",
+def register(registry: ProviderRegistrar) -> None:
+    """The built-in providers, in detection order: the first with one of its `detect_env`
+    variables set wins."""
+    registry.add_provider(
+        "local",
+        _create_local,
+        ProviderTraits(
             "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
-            _create_local,
             _local_reason,
-            capabilities=ALL_CAPABILITIES,
+            capabilities=CAPABILITIES,
             detect_env=("EVALCTL_LOCAL_MODEL",),
         ),
-        ProviderSpec(
-            "anthropic",
+    )
+    registry.add_provider(
+        "anthropic",
+        _create_anthropic,
+        ProviderTraits(
             "Anthropic Messages API via the official SDK",
-            _create_anthropic,
             _anthropic_reason,
-            capabilities=ALL_CAPABILITIES,
+            capabilities=CAPABILITIES,
             concurrent=True,
             billed=True,
             detect_env=("ANTHROPIC_API_KEY",),
         ),
-        ProviderSpec(
-            "gemini",
+    )
+    registry.add_provider(
+        "gemini",
+        _create_gemini,
+        ProviderTraits(
             "Google Gemini via the google-genai SDK",
-            _create_gemini,
             _gemini_reason,
-            capabilities=ALL_CAPABILITIES,
+            capabilities=CAPABILITIES,
             concurrent=True,
             billed=True,
             detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
         ),
-        ProviderSpec(
-            "openai",
+    )
+    registry.add_provider(
+        "openai",
+        _create_openai,
+        ProviderTraits(
             "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK",
-            _create_openai,
             _openai_reason,
-            capabilities=ALL_CAPABILITIES,
+            capabilities=CAPABILITIES,
             # Usually a serving cluster (vLLM, TGI) built for parallel load.
             concurrent=True,
             # Priced only when the model is in the price table: a model on one's own vLLM or
@@ -196,53 +255,111 @@ SPECS: dict[str, ProviderSpec] = {
             billed=True,
             detect_env=("OPENAI_BASE_URL", "OPENAI_API_KEY"),
         ),
-        ProviderSpec(
-            "scripted",
+    )
+    registry.add_provider(
+        "scripted",
+        _create_scripted,
+        ProviderTraits(
             "replays canned replies from a script file (tests and demos)",
-            _create_scripted,
             _scripted_reason,
-            capabilities=ALL_CAPABILITIES,
+            capabilities=CAPABILITIES,
             concurrent=True,
             real=False,
         ),
     )
-}
+
+
+class _BuiltinTable:
+    """The built-in providers on their own, for lookups made before (or without) plugins."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, ProviderSpec] = {}
+
+    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
+        self.specs[name] = ProviderSpec(name, factory, traits)
+
+
+_BUILTIN = _BuiltinTable()
+register(_BUILTIN)
+
+RegisteredProviders = Callable[[], list[ProviderSpec]]
+
+
+class _Source:
+    registered: RegisteredProviders | None = None
+    # A plugin's register() that looks a provider up must not start a second load.
+    reading = threading.local()
+
+
+def use_registered(registered: RegisteredProviders | None) -> None:
+    """Where the registered providers (built-in and plugins') are read from; set by the
+    plugin loader, None to go back to the built-ins alone."""
+    _Source.registered = registered
+
+
+def _specs() -> dict[str, ProviderSpec]:
+    registered = _Source.registered
+    if registered is None or getattr(_Source.reading, "active", False):
+        return _BUILTIN.specs
+    _Source.reading.active = True
+    try:
+        return {spec.name: spec for spec in registered()}
+    finally:
+        _Source.reading.active = False
+
+
+class _LiveSpecs(Mapping[str, ProviderSpec]):
+    """The registered providers by name, in registration order, read at each use."""
+
+    def __getitem__(self, name: str) -> ProviderSpec:
+        return _specs()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_specs())
+
+    def __len__(self) -> int:
+        return len(_specs())
+
+
+SPECS: Mapping[str, ProviderSpec] = _LiveSpecs()
 # With no detection variable set: the local provider on the embedded model.
 DEFAULT_PROVIDER = "local"
 
 
 # Lookups by name: an unregistered name (a test double) has no capability and no trait.
 def capabilities_of(name: str) -> frozenset[str]:
-    spec = SPECS.get(name)
+    spec = _specs().get(name)
     return spec.capabilities if spec is not None else frozenset()
 
 
 def is_concurrent(name: str) -> bool:
-    spec = SPECS.get(name)
+    spec = _specs().get(name)
     return spec is not None and spec.concurrent
 
 
 def is_billed(name: str) -> bool:
-    spec = SPECS.get(name)
+    spec = _specs().get(name)
     return spec is not None and spec.billed
 
 
 def provider_choices() -> str:
     """`local | anthropic | ...` for help texts."""
-    return " | ".join(SPECS)
+    return " | ".join(_specs())
 
 
 def availability(options: ProviderOptions) -> list[Availability]:
     rows = []
-    for spec in SPECS.values():
+    for spec in _specs().values():
         reason = spec.unavailable_reason(options)
-        rows.append(Availability(spec.name, spec.summary, reason is None, reason or "ready"))
+        rows.append(
+            Availability(spec.name, spec.summary, reason is None, reason or "ready", spec.origin)
+        )
     return rows
 
 
 def detect(options: ProviderOptions) -> str:
     """Pick a provider from the environment: the first spec whose `detect_env` is set."""
-    for spec in SPECS.values():
+    for spec in _specs().values():
         if any(options.env.get(var) for var in spec.detect_env):
             return spec.name
     return DEFAULT_PROVIDER
@@ -272,10 +389,11 @@ def _check_given_paths(name: str, options: ProviderOptions) -> None:
 
 
 def create(name: str, options: ProviderOptions) -> Provider:
-    spec = SPECS.get(name)
+    specs = _specs()
+    spec = specs.get(name)
     if spec is None:
         raise BadInputError(
-            f"unknown provider {name!r}", field="--provider", hint=f"choose from {', '.join(SPECS)}"
+            f"unknown provider {name!r}", field="--provider", hint=f"choose from {', '.join(specs)}"
         )
     _check_given_paths(name, options)
     reason = spec.unavailable_reason(options)

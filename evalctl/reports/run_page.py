@@ -31,7 +31,7 @@ from evalctl.reports.kit.page import page, section
 from evalctl.reports.kit.table import Cell, num, table
 from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
 from evalctl.results.summary import SCORED
-from evalctl.results.text import pass_rate, percent, visible_controls
+from evalctl.results.text import pass_rate, percent, plural, visible_controls
 
 _VALUE_LIMIT = 4000
 
@@ -167,7 +167,7 @@ def transcript_block(case: CaseResult, system_prompts: dict[str, str]) -> ET.Ele
     if case.checks:
         body += [el("h4", "checks"), table(_CHECK_HEADER, _check_rows(case.checks))]
     turns = len(case.transcript) or case.turns
-    summary = f"{case.key} · {case.status} · {turns} turn{'s' if turns != 1 else ''}"
+    summary = f"{case.key} · {case.status} · {plural(turns, 'turn')}"
     return el("details", el("summary", summary), *body, id=f"t-{_anchor(case.key)}")
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalctl import userfiles
 from evalctl.errors import BadInputError
+from evalctl.results.text import plural
 
 DocumentKind = Literal["run", "baseline"]
 KINDS: tuple[DocumentKind, ...] = ("run", "baseline")
@@ -190,7 +191,7 @@ def located_error(
         message += f" (found {_short_repr(err.get('input'))})"
     if len(errors) > 1:
         more = len(errors) - 1
-        message += f"; {more} more problem{'s' if more > 1 else ''} in this file"
+        message += f"; {plural(more, 'more problem')} in this file"
     return BadInputError(message, file=str(doc.path), case_id=case_key, field=field_path(loc))
 
 

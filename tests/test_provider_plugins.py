@@ -1,0 +1,192 @@
+"""Plugins add providers (`Registry.add_provider`): through evalctl.toml and an entry point,
+seen by `--provider NAME`, by detection and by `evalctl providers` with their origin; the
+built-in providers register through the same call."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalctl import plugin_loader
+from evalctl.config import Settings
+from evalctl.errors import BadInputError
+from evalctl.plugin import Origin, ProviderOptions, ProviderTraits, Registry
+from evalctl.providers import registry as providers
+from tests.conftest import REPO
+
+# A third-party provider as a user would write one: it answers every prompt in upper case.
+PLUGIN = """
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.plugin import Origin, ProviderOptions, ProviderTraits, Registry
+
+
+class Shout:
+    name = "shout"
+    capabilities = frozenset()
+    model_sha256 = None
+
+    def __init__(self, options: ProviderOptions) -> None:
+        self.model = options.model or "shout-1"
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        return CompletionResponse(content=request.messages[-1].content.upper(), model=self.model)
+
+    def close(self) -> None:
+        pass
+
+
+def register(registry: Registry) -> None:
+    registry.add_provider(
+        "shout",
+        Shout,
+        ProviderTraits("answers in upper case", concurrent=True, detect_env=("SHOUT_ON",)),
+    )
+"""
+
+SUITE = """
+[suite]
+name = "loud"
+kind = "assert"
+
+[[case]]
+id = "hello"
+input = { prompt = "say hello" }
+[[case.assert]]
+type = "contains"
+value = "SAY HELLO"
+"""
+
+
+def _project(tmp_path: Path, config: str) -> Path:
+    root = tmp_path / "proj"
+    (root / "cases").mkdir(parents=True)
+    (root / "cases" / "loud.toml").write_text(SUITE)
+    (root / "shout_plugin.py").write_text(PLUGIN)
+    if config:
+        (root / "evalctl.toml").write_text(config)
+    return root
+
+
+def _evalctl(
+    root: Path, home: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environ |= {"EVALCTL_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "evalctl.cli", *args],
+        cwd=root,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _providers(root: Path, home: Path) -> dict[str, dict[str, Any]]:
+    proc = _evalctl(root, home, "providers", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return {row["name"]: row for row in json.loads(proc.stdout)["providers"]}
+
+
+def test_an_evalctl_toml_provider_runs_a_suite_and_is_listed_with_its_origin(
+    tmp_path: Path, evalctl_home: Path
+) -> None:
+    root = _project(tmp_path, 'plugins = ["shout_plugin"]\n')
+    listed = _providers(root, evalctl_home)
+    assert listed["shout"]["origin"] == "shout_plugin (evalctl.toml)"
+    assert listed["shout"]["available"] and listed["shout"]["summary"] == "answers in upper case"
+    assert listed["local"]["origin"] == "builtin"
+
+    proc = _evalctl(
+        root, evalctl_home, "run", "--provider", "shout", "--cases", "cases/loud.toml", "--out", "o"
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((root / "o" / "results.json").read_text())
+    assert (result["provider"]["name"], result["provider"]["model"]) == ("shout", "shout-1")
+    assert [c["status"] for c in result["cases"]] == ["pass"]
+
+
+def test_detection_sees_a_plugin_provider_after_the_builtin_ones(
+    tmp_path: Path, evalctl_home: Path
+) -> None:
+    root = _project(tmp_path, 'plugins = ["shout_plugin"]\n')
+    proc = _evalctl(root, evalctl_home, "providers", "--json", env={"SHOUT_ON": "1"})
+    assert json.loads(proc.stdout)["default"] == "shout"
+    # A built-in provider's variable comes first in detection order.
+    both = {"SHOUT_ON": "1", "ANTHROPIC_API_KEY": "k"}
+    proc = _evalctl(root, evalctl_home, "providers", "--json", env=both)
+    assert json.loads(proc.stdout)["default"] == "anthropic"
+
+
+def test_an_entry_point_provider_is_listed_with_its_distribution(
+    tmp_path: Path, evalctl_home: Path
+) -> None:
+    root = _project(tmp_path, "")
+    site = tmp_path / "site"
+    info = site / "shout-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shout\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[evalctl.plugins]\nshout = shout_plugin\n")
+    (site / "shout_plugin.py").write_text(PLUGIN)
+    (root / "shout_plugin.py").unlink()
+    proc = _evalctl(
+        root, evalctl_home, "providers", "--json", env={"PYTHONPATH": f"{REPO}{os.pathsep}{site}"}
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["name"]: row for row in json.loads(proc.stdout)["providers"]}
+    assert rows["shout"]["origin"] == "shout (entry point)"
+
+
+def test_without_the_plugin_the_provider_is_unknown(tmp_path: Path, evalctl_home: Path) -> None:
+    root = _project(tmp_path, "")
+    proc = _evalctl(root, evalctl_home, "run", "--provider", "shout", "--cases", "cases/loud.toml")
+    assert proc.returncode == 2
+    assert "unknown provider 'shout'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_builtin_providers_register_through_the_plugin_api() -> None:
+    reg = Registry()
+    providers.register(reg)
+    names = [spec.name for spec in reg.providers()]
+    assert names == ["local", "anthropic", "gemini", "openai", "scripted"]
+    assert [e.name for e in reg.entries() if e.type == "provider"] == sorted(names)
+    # The lookups read the same registrations.
+    assert list(providers.SPECS) == names
+
+
+def test_a_provider_name_is_registered_once() -> None:
+    reg = Registry()
+    providers.register(reg)
+    with pytest.raises(BadInputError, match="already registered"):
+        reg.add_provider("local", lambda options: None, ProviderTraits())  # type: ignore[arg-type,return-value]
+
+
+def test_traits_must_be_traits() -> None:
+    with pytest.raises(BadInputError, match="ProviderTraits"):
+        Registry().add_provider("x", lambda o: None, {"billed": True})  # type: ignore[arg-type,return-value]
+
+
+def test_a_plugin_provider_is_seen_by_the_lookups_below_the_plugin_layer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def register(reg: Registry) -> None:
+        reg.add_provider("metered", lambda o: None, ProviderTraits(billed=True))  # type: ignore[arg-type,return-value]
+
+    plugin_loader.reset()
+    reg = plugin_loader.registry()
+    reg.current = Origin("evalctl.toml", "metered_plugin")
+    register(reg)
+    try:
+        assert providers.is_billed("metered") and not providers.is_concurrent("metered")
+        opts = ProviderOptions(settings=Settings(), env={})
+        rows = {a.name: a for a in providers.availability(opts)}
+        assert rows["metered"].origin == "metered_plugin (evalctl.toml)"
+    finally:
+        plugin_loader.reset()
+    assert not providers.is_billed("metered")

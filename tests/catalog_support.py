@@ -10,7 +10,7 @@ from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse, Message, ToolCall
 from evalctl.config import Settings
 from evalctl.plugin_loader import get_tools
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import Transcript
 from evalctl.suites.sommelier.kind import CatalogQaExpected, CatalogQaInput
 from evalctl.tools.base import ToolContext, ToolSpy
 

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import ToolDef
-from evalctl.plugin import Registry
+from evalctl.plugin import NamedCheck, Registry, ScoringContext, named_checks
 from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.kinds import RequestShape
 from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
 
 
@@ -29,11 +29,36 @@ class EchoExpected(BaseModel):
     tool: str | None = None
 
 
+def _expected(ctx: ScoringContext) -> EchoExpected:
+    assert isinstance(ctx.case.expected, EchoExpected)
+    return ctx.case.expected
+
+
+def _answer(ctx: ScoringContext) -> CheckResult:
+    want = _expected(ctx).answer
+    return CheckResult(
+        name="answer",
+        passed=ctx.answer.text.strip() == want,
+        expected=want,
+        actual=ctx.answer.text,
+    )
+
+
+def _tool(ctx: ScoringContext) -> CheckResult:
+    called = [r.name for r in ctx.transcript.tool_calls]
+    want = _expected(ctx).tool
+    return CheckResult(name="tool", passed=want in called, expected=want, actual=called)
+
+
 class EchoKind:
     name = "echo"
     input_model = EchoInput
     expected_model = EchoExpected
-    check_names = ("answer", "tool")
+    checks = named_checks(
+        NamedCheck("answer", _answer),
+        # Only where the case names a tool: a case without one is not judged on tools.
+        NamedCheck("tool", _tool, applies=lambda case: _expected_tool(case) is not None),
+    )
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         assert isinstance(case.input, EchoInput)
@@ -42,27 +67,10 @@ class EchoKind:
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape()
 
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        assert isinstance(case.expected, EchoExpected)
-        checks = [
-            CheckResult(
-                name="answer",
-                passed=transcript.final_text.strip() == case.expected.answer,
-                expected=case.expected.answer,
-                actual=transcript.final_text,
-            )
-        ]
-        if "tool" in case.checks and case.expected.tool is not None:
-            called = [r.name for r in transcript.tool_calls]
-            checks.append(
-                CheckResult(
-                    name="tool",
-                    passed=case.expected.tool in called,
-                    expected=case.expected.tool,
-                    actual=called,
-                )
-            )
-        return checks
+
+def _expected_tool(case: Case) -> str | None:
+    assert isinstance(case.expected, EchoExpected)
+    return case.expected.tool
 
 
 class UpperTool:

@@ -1,5 +1,6 @@
-"""A test-only kind whose one check is the `judge` assertion type, so judge checks run
-through the real runner (resources, retries, case status) independently of any other kind."""
+"""A test-only kind whose one named check is the `judge` assertion type, so judge checks run
+through the real runner (the run's judge, retries, case status) independently of any other
+kind."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from evalctl.cases.schema import Case, SuiteTable
+from evalctl.plugin import NamedCheck, ScoringContext, named_checks
 from evalctl.plugin_loader import get_check, registry
 from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.kinds import RequestShape
 from evalctl.tools.base import ToolContext
 
 RUBRIC = "Says hello."
@@ -32,7 +34,7 @@ class JudgedKind:
     name = "judged"
     input_model = JudgedInput
     expected_model = JudgedExpected
-    check_names = ("judge",)
+    checks = named_checks(NamedCheck("judge", lambda ctx: _judge(ctx)))
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         assert isinstance(case.input, JudgedInput)
@@ -41,12 +43,13 @@ class JudgedKind:
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape()
 
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        assert isinstance(case.expected, JudgedExpected)
-        check = get_check("judge")  # the registered assertion type, as the assert kind gets it
-        assert check is not None
-        params = check.params_model.model_validate(case.expected.model_dump(exclude_none=True))
-        return [check.evaluate(params, transcript)]
+
+def _judge(ctx: ScoringContext) -> CheckResult:
+    assert isinstance(ctx.case.expected, JudgedExpected)
+    check = get_check("judge")  # the registered assertion type, as the assert kind gets it
+    assert check is not None
+    params = check.params_model.model_validate(ctx.case.expected.model_dump(exclude_none=True))
+    return check.evaluate(params, ctx)
 
 
 def install() -> None:

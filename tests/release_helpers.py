@@ -11,7 +11,7 @@ from evalctl.cases.schema import Case, Suite
 from evalctl.chat import ToolCall
 from evalctl.config import Settings
 from evalctl.plugin_loader import get_tools
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import Transcript
 from evalctl.tools.base import ToolContext, ToolSpy
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,13 +7,17 @@ from typing import Any
 
 import pytest
 
-from evalctl.assertions.evaluate import parse_assertion, parse_assertions, score_declared
+from evalctl.assertions import grounding, json_checks, text, tool_use
 from evalctl.assertions.grounding import cites
-from evalctl.assertions.kind import AssertInput, NoExpected
+from evalctl.assertions.kind import KIND, AssertInput, NoExpected
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import CompletionResponse
+from evalctl.plugin_loader import check_types
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import Transcript
+from evalctl.scoring.declared import parse_assertion
+from evalctl.scoring.declared import parse_assertions as parse_with
+from tests.scoring_helpers import score_all
 
 TOOLS = ["weather", "lookup_order"]
 
@@ -35,8 +39,14 @@ FAILED_ORDER_CALL = ToolCallRecord(
 )
 
 
+def parse_assertions(
+    items: list[Any], tools: list[str] | None, tool_args: dict[str, list[str]] | None = None
+) -> Any:
+    return parse_with(items, check_types(), tools, tool_args)
+
+
 def check(table: dict[str, Any], answer: str, calls: list[ToolCallRecord]) -> CheckResult:
-    spec, problems = parse_assertion(table, TOOLS)
+    spec, problems = parse_assertion(table, check_types(), TOOLS)
     assert spec is not None, problems
     case = Case(
         suite="s",
@@ -50,7 +60,7 @@ def check(table: dict[str, Any], answer: str, calls: list[ToolCallRecord]) -> Ch
         assertions=[spec],
     )
     transcript = Transcript([], [CompletionResponse(content=answer)], calls)
-    (result,) = score_declared(SuiteTable(name="s", kind="assert"), case, transcript)
+    (result,) = score_all(KIND, case, transcript, suite=SuiteTable(name="s", kind="assert"))
     return result
 
 
@@ -146,9 +156,11 @@ def test_each_type_passes_and_fails_with_a_reason(
 
 
 def test_every_built_in_type_is_covered_above() -> None:
-    from evalctl.assertions.plugin import BUILTIN_TYPES
-
-    assert {c[0]["type"] for c in CASES} == set(BUILTIN_TYPES)
+    families = (text, json_checks, tool_use, grounding)
+    built_in = {check.type_name for family in families for check in family.CHECKS}
+    assert {c[0]["type"] for c in CASES} == built_in
+    # Each is registered under the name its class gives (the registry is built from them).
+    assert built_in <= set(check_types().names())
 
 
 def test_name_weight_and_check_name() -> None:

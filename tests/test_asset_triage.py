@@ -11,7 +11,7 @@ import pytest
 from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse
 from evalctl.errors import BadInputError
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import Transcript
 from evalctl.suites.asset_triage.kind import (
     ANSWER_SCHEMA,
     FIELDS,
@@ -20,6 +20,7 @@ from evalctl.suites.asset_triage.kind import (
     TriageInput,
 )
 from tests.release_helpers import TRIAGE_SUITE, context, suite
+from tests.scoring_helpers import score_kind
 
 
 def triage_case(case_id: str) -> Case:
@@ -30,7 +31,8 @@ def score(case_id: str, reply: str) -> dict[str, tuple[bool, object, object, str
     case = triage_case(case_id)
     transcript = Transcript(messages=[], responses=[CompletionResponse(content=reply)])
     return {
-        c.name: (c.passed, c.expected, c.actual, c.message) for c in KIND.score(case, transcript)
+        c.name: (c.passed, c.expected, c.actual, c.message)
+        for c in score_kind(KIND, case, transcript)
     }
 
 
@@ -61,8 +63,9 @@ def test_json_is_found_in_fences_and_prose_and_case_is_ignored() -> None:
 def test_unreadable_answers_fail_every_field_saying_why() -> None:
     results = score("trivy-macos-arm64", '{"os": "darwin", "arch": ')
     assert all(not passed and actual is None for passed, _, actual, _ in results.values())
-    assert results["os"][3].startswith("invalid JSON")
-    assert score("trivy-macos-arm64", "")["kind"][3] == "empty reply"
+    # The one reading of the answer (evalctl.scoring.answer) says why.
+    assert results["os"][3] == "not JSON: Expecting value at line 1 column 25"
+    assert score("trivy-macos-arm64", "")["kind"][3] == "the answer is empty"
     assert score("trivy-macos-arm64", "[1, 2]")["kind"][3] == "expected a JSON object, got list"
 
 

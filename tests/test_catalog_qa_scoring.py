@@ -14,12 +14,13 @@ from evalctl.cases.schema import Case
 from evalctl.errors import BadInputError
 from evalctl.plugin_loader import get_kind
 from evalctl.results.models import CheckResult
+from evalctl.scoring.check import Transcript
 from evalctl.scoring.grounding import Names
-from evalctl.scoring.kinds import Transcript
 from evalctl.suites.sommelier.answer import generic_terms, recommendations, says_no_match
 from evalctl.suites.sommelier.catalog_db import load_wines
 from evalctl.suites.sommelier.kind import KIND, CatalogQaExpected
 from tests.catalog_support import FIXTURES, converse, make_case, make_ctx
+from tests.scoring_helpers import score_kind
 
 ITALIAN_RED = {"tool": "search_wines", "filters": {"color": "red", "country": "Italy"}}
 CHILE = {"tool": "search_wines", "filters": {"country": "Chile"}, "available": False}
@@ -41,7 +42,7 @@ def score(
 ) -> dict[str, CheckResult]:
     case = make_case(**{"min_results": min_results, **expected})
     transcript = converse(make_ctx(home, case), calls, answer)
-    return {c.name: c for c in KIND.score(case, transcript)}
+    return {c.name: c for c in score_kind(KIND, case, transcript)}
 
 
 def failed(results: dict[str, CheckResult]) -> set[str]:
@@ -51,7 +52,7 @@ def failed(results: dict[str, CheckResult]) -> set[str]:
 def test_kind_is_registered() -> None:
     kind = get_kind("catalog-qa")
     assert kind is not None and kind.name == KIND.name
-    assert kind.check_names == ("tool_selection", "filters", "min_results", "grounding", "format")
+    assert tuple(kind.checks) == ("tool_selection", "filters", "min_results", "grounding", "format")
 
 
 # --- a fully correct conversation ------------------------------------------------------------
@@ -382,7 +383,7 @@ def test_score_runs_only_the_checks_a_case_lists(evalctl_home: Path) -> None:
     case = make_case(min_results=1, tool="search_wines", filters={"color": "red"})
     only: Case = case.model_copy(update={"checks": ["grounding"]})
     transcript = Transcript(messages=[], responses=[], tool_calls=[])
-    assert [c.name for c in KIND.score(only, transcript)] == ["grounding"]
+    assert [c.name for c in score_kind(KIND, only, transcript)] == ["grounding"]
 
 
 # --- expected-value validation ---------------------------------------------------------------

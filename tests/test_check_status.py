@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from evalctl.results.models import CheckResult, not_applicable
 from evalctl.results.summary import summarize
-from evalctl.runner.attempt import _status_of
+from evalctl.scoring.verdict import weighted_status
 from tests import factories as f
 
 
@@ -25,13 +25,27 @@ def test_status_and_passed_agree_whichever_is_given() -> None:
     assert CheckResult.model_validate({"name": "a", "passed": True}).status == "pass"
 
 
+def test_passed_is_derived_from_status_and_still_written() -> None:
+    check = CheckResult(name="a", status="pass")
+    check.status = "fail"  # one field: nothing else to keep in step
+    assert check.passed is False
+    written = check.model_dump(mode="json")
+    assert written["passed"] is False and written["status"] == "fail"
+    # What is written reads back (both keys present and agreeing).
+    assert CheckResult.model_validate(written) == check
+    assert (
+        CheckResult.model_validate_json(CheckResult(name="b", passed=True).model_dump_json()).status
+        == "pass"
+    )
+
+
 def test_na_neither_fails_nor_alone_passes_a_case() -> None:
     ok, bad = CheckResult(name="a", passed=True), CheckResult(name="b", passed=False)
     na = not_applicable("c", "nothing to test")
-    assert _status_of([ok, na]) == "pass"
-    assert _status_of([bad, na]) == "fail"
-    assert _status_of([na]) == "fail"  # nothing was verified
-    assert _status_of([]) == "fail"
+    assert weighted_status([ok, na]) == "pass"
+    assert weighted_status([bad, na]) == "fail"
+    assert weighted_status([na]) == "fail"  # nothing was verified
+    assert weighted_status([]) == "fail"
 
 
 def test_summary_counts_na_checks_apart() -> None:

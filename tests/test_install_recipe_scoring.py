@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import Transcript
 from evalctl.suites.release_assets.kind import KIND
 from tests.release_helpers import recipe_case, run_calls, truth_recipe
+from tests.scoring_helpers import score_kind
 
 
 def score_calls(case_id: str, *calls: dict[str, Any]) -> dict[str, CheckResult]:
     case = recipe_case(case_id)
     transcript = run_calls(case, [("extract_pattern", args) for args in calls])
-    return {c.name: c for c in KIND.score(case, transcript)}
+    return {c.name: c for c in score_kind(KIND, case, transcript)}
 
 
 def recipe(case_id: str, **changes: Any) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def test_mapping_check_compares_values_not_just_keys() -> None:
             )
         ],
     )
-    check = {c.name: c for c in KIND.score(case, accepted)}["os_mapping"]
+    check = {c.name: c for c in score_kind(KIND, case, accepted)}["os_mapping"]
     assert not check.passed
     assert check.expected == {"linux": "Linux", "darwin": "Darwin"}
     assert check.actual == {"linux": "linux", "darwin": "Darwin"}
@@ -171,7 +172,7 @@ def test_rename_and_executable_are_checked() -> None:
 def test_case_checks_limit_what_is_scored() -> None:
     case = recipe_case("stern").model_copy(update={"checks": ["executable"]})
     transcript = run_calls(case, [("extract_pattern", recipe("stern"))])
-    assert [c.name for c in KIND.score(case, transcript)] == ["executable"]
+    assert [c.name for c in score_kind(KIND, case, transcript)] == ["executable"]
 
 
 def test_prompt_gives_repo_tag_assets_and_how_to_submit() -> None:

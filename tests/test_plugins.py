@@ -339,7 +339,8 @@ def test_the_plugins_doc_example_runs(tmp_path: Path, evalctl_home: Path) -> Non
 def test_a_registered_check_is_resolved_and_evaluates(tmp_path: Path) -> None:
     from evalctl.chat import CompletionResponse
     from evalctl.config import load_settings
-    from evalctl.scoring.kinds import Transcript
+    from evalctl.plugin import Case, ScoringContext, SuiteTable, Transcript
+    from evalctl.scoring.answer import read_answer
 
     root = project(tmp_path, 'plugins = ["evalctl_ping"]\n')
     shutil.copy(PLUGIN_DIR / "evalctl_ping.py", root / "evalctl_ping.py")
@@ -348,8 +349,17 @@ def test_a_registered_check_is_resolved_and_evaluates(tmp_path: Path) -> None:
     check = plugin_loader.get_check("starts-with")
     assert check is not None and plugin_loader.get_check("nope") is None
     params = check.params_model.model_validate({"prefix": "po"})
-    transcript = Transcript(messages=[], responses=[CompletionResponse(content="pong")])
-    assert check.evaluate(params, transcript).passed
+    assert check.type_name == "starts-with"
+    case = Case(suite="s", id="c", description="", features=[], input=params, expected=params,
+                checks=[], timeout_s=None)  # fmt: skip
+    ctx = ScoringContext(
+        case=case,
+        suite=SuiteTable(name="s", kind="ping"),
+        transcript=Transcript(messages=[], responses=[CompletionResponse(content="pong")]),
+        answer=read_answer("pong"),
+    )
+    assert check.evaluate(params, ctx).passed
+    assert not check.evaluate(params.model_validate({"prefix": "x"}), ctx).passed
     with pytest.raises(ValueError, match="Extra inputs"):
         check.params_model.model_validate({"prefix": "po", "prefx": 1})
 

@@ -1,59 +1,41 @@
-"""What every assertion shares: its common parameters, the evidence it judges, its outcome.
+"""What the built-in assertion types share: their parameters' base model, the result they
+build, and reading what a tool returned.
 
-A new assertion type is a subclass of `Assertion` (its parameters, `extra="forbid"`) with
-`default_name` and `evaluate`, listed in its family's `ASSERTIONS` (see
-`evalctl.assertions.registry`). `weight` and the check's name are common to every type and
-handled around it (`evalctl.assertions.evaluate`).
+An assertion type is a `Check` (evalctl.scoring.check): a class naming its `type_name` and
+`params_model`, with `evaluate(params, ctx)`, listed in its family module's `CHECKS`
+(registered by `evalctl.assertions.register`). `weight` and the check's name are common to
+every type and handled around it (evalctl.scoring.declared, evalctl.scoring.score).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evalctl.results.models import ToolCallRecord
+from evalctl.results.models import CheckResult, ToolCallRecord, pass_or_fail
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """The verdict of one assertion. A failure always says why."""
+class Params(BaseModel):
+    """The parameters of one assertion type: its keys besides `type`, `weight` and the check
+    name. A mistyped key is an error."""
 
-    passed: bool
-    expected: Any = None
-    actual: Any = None
-    reason: str = ""
+    model_config = ConfigDict(extra="forbid")
 
 
-_FENCED = re.compile(r"^```(?:json)?\s*\n(.*?)\n?```$", re.DOTALL)
-
-
-@dataclass
-class Evidence:
-    """What a case produced: the final answer and every tool call as it really ran."""
-
-    answer: str
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-
-    @cached_property
-    def parsed_json(self) -> tuple[bool, Any, str]:
-        """(ok, value, why not): the answer as JSON, or the one ```json block it consists of."""
-        text = self.answer.strip()
-        if not text:
-            return False, None, "the answer is empty"
-        fenced = _FENCED.match(text)
-        candidate = fenced.group(1) if fenced else text
-        try:
-            return True, json.loads(candidate), ""
-        except json.JSONDecodeError as exc:
-            return False, None, f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-
-    def calls_to(self, name: str) -> list[ToolCallRecord]:
-        return [c for c in self.tool_calls if c.name == name]
+def outcome(
+    type_name: str, passed: bool, expected: Any, actual: Any, reason: str = ""
+) -> CheckResult:
+    """An assertion's result; the case's name for the check replaces `type_name`. A failure
+    always says why."""
+    return CheckResult(
+        name=type_name,
+        status=pass_or_fail(passed),
+        expected=expected,
+        actual=actual,
+        message="" if passed else reason,
+    )
 
 
 def returned_value(call: ToolCallRecord) -> Any:
@@ -92,26 +74,3 @@ def value_at(data: Any, path: str) -> tuple[bool, Any]:
         else:
             return False, None
     return True, current
-
-
-class Assertion(BaseModel):
-    """The parameters of one assertion type (its keys besides `type`, `weight` and the check
-    name), plus how to judge the evidence with them."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    def default_name(self) -> str:
-        """The check's name when none is given: the type, plus what it is about."""
-        raise NotImplementedError
-
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        raise NotImplementedError
-
-    def tools_named(self) -> list[tuple[str, str]]:
-        """(key, tool name) pairs this assertion refers to, so the loader can check them."""
-        return []
-
-    def arguments_named(self) -> list[tuple[str, str, str]]:
-        """(key, tool, argument) triples: tool arguments this assertion expects, so the loader
-        can check them against the tool's parameters."""
-        return []

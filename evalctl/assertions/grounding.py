@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalctl.assertions.base import Assertion, Evidence, Outcome, returned_value, value_at
+from evalctl.assertions.base import Params, outcome, returned_value, value_at
+from evalctl.results.models import CheckResult
+from evalctl.scoring.check import ScoringContext
 from evalctl.scoring.grounding import mentions_value
 
 
@@ -23,45 +25,50 @@ def cites(answer: str, value: Any) -> bool:
     return mentions_value(answer, value)
 
 
-class CitesToolResult(Assertion):
-    """The answer contains the value at `path` of what tool `tool` returned in this case
-    (any of its successful calls); without `path`, the whole returned value."""
-
+class CitesToolResultParams(Params):
     tool: str
     path: str = ""
 
-    def default_name(self) -> str:
-        return f"cites-tool-result:{self.tool}" + (f".{self.path}" if self.path else "")
 
-    def tools_named(self) -> list[tuple[str, str]]:
-        return [("tool", self.tool)]
+class CitesToolResult:
+    """The answer contains the value at `path` of what tool `tool` returned in this case
+    (any of its successful calls); without `path`, the whole returned value."""
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        every_call = evidence.calls_to(self.tool)
+    type_name = "cites-tool-result"
+    params_model = CitesToolResultParams
+
+    def default_name(self, params: CitesToolResultParams) -> str:
+        return f"cites-tool-result:{params.tool}" + (f".{params.path}" if params.path else "")
+
+    def tools_named(self, params: CitesToolResultParams) -> list[tuple[str, str]]:
+        return [("tool", params.tool)]
+
+    def evaluate(self, params: CitesToolResultParams, ctx: ScoringContext) -> CheckResult:
+        tool, path, answer = params.tool, params.path, ctx.answer.text
+        every_call = [c for c in ctx.transcript.tool_calls if c.name == tool]
         calls = [c for c in every_call if not c.is_error]
-        expected = f"the answer cites {self.tool}" + (f" {self.path}" if self.path else "")
+        expected = f"the answer cites {tool}" + (f" {path}" if path else "")
         if not calls:
             # Say which: never called, or called and every call failed (what to fix differs).
             why = (
-                f"{self.tool!r} was not called in this case"
+                f"{tool!r} was not called in this case"
                 if not every_call
-                else f"every call to {self.tool!r} returned an error ({len(every_call)}), "
+                else f"every call to {tool!r} returned an error ({len(every_call)}), "
                 "so it returned no value to cite"
             )
-            return Outcome(False, expected, None, why)
+            return outcome(self.type_name, False, expected, None, why)
         values = []
         for call in calls:
-            found, value = value_at(returned_value(call), self.path)
+            found, value = value_at(returned_value(call), path)
             if found:
                 values.append(value)
         if not values:
-            return Outcome(False, expected, None, f"no returned value has path {self.path!r}")
-        if any(cites(evidence.answer, v) for v in values):
-            return Outcome(True, values[0] if len(values) == 1 else values, evidence.answer)
+            why = f"no returned value has path {path!r}"
+            return outcome(self.type_name, False, expected, None, why)
         shown = values[0] if len(values) == 1 else values
-        return Outcome(
-            False, shown, evidence.answer, f"the answer does not cite {shown!r} from {self.tool!r}"
-        )
+        passed = any(cites(answer, v) for v in values)
+        why = f"the answer does not cite {shown!r} from {tool!r}"
+        return outcome(self.type_name, passed, shown, answer, why)
 
 
-ASSERTIONS: dict[str, type[Assertion]] = {"cites-tool-result": CitesToolResult}
+CHECKS = (CitesToolResult(),)

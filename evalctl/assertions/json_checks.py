@@ -1,4 +1,8 @@
-"""Assertions on a JSON answer: json-valid, json-schema, json-field."""
+"""Assertions on a JSON answer: json-valid, json-schema, json-field.
+
+All three judge the one JSON reading of the answer (evalctl.scoring.answer): the whole
+answer, else its one fenced block, else the object or array embedded in prose.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +11,35 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from evalctl.assertions.base import Assertion, Evidence, Outcome, json_equal, value_at
-from evalctl.json_schema import schema_problem, validation_errors
+from evalctl.assertions.base import Params, json_equal, outcome, value_at
+from evalctl.json_schema import schema_problem
+from evalctl.results.models import CheckResult
+from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.score import schema_result
 
 
-class JsonValid(Assertion):
-    """The answer is JSON (or exactly one ```json fenced block)."""
-
-    def default_name(self) -> str:
-        return "json-valid"
-
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        ok, _, why = evidence.parsed_json
-        return Outcome(ok, "valid JSON", evidence.answer, why)
+class JsonValidParams(Params):
+    # False: JSON embedded in prose counts too (the reading the other JSON checks use).
+    strict: bool = True
 
 
-class JsonSchema(Assertion):
-    """The answer is JSON matching the inline JSON Schema `schema`."""
+class JsonValid:
+    """The answer is JSON: the whole answer or its one fenced block; with `strict = false`,
+    also an object or array with prose around it."""
 
+    type_name = "json-valid"
+    params_model = JsonValidParams
+
+    def evaluate(self, params: JsonValidParams, ctx: ScoringContext) -> CheckResult:
+        answer = ctx.answer
+        why = answer.json_error
+        passed = answer.has_json
+        if passed and params.strict and answer.json_from == "embedded":
+            passed, why = False, "the JSON has prose around it (strict = false accepts that)"
+        return outcome(self.type_name, passed, "valid JSON", answer.text, why)
+
+
+class JsonSchemaParams(Params):
     # `schema` on the TOML side; renamed here because BaseModel has a `schema` attribute.
     schema_: dict[str, Any] = Field(alias="schema")
 
@@ -36,26 +51,18 @@ class JsonSchema(Assertion):
             raise ValueError(problem)
         return schema
 
-    def default_name(self) -> str:
-        return "json-schema"
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        return check_schema(self.schema_, evidence)
+class JsonSchema:
+    """The answer's JSON matches the inline JSON Schema `schema`."""
 
+    type_name = "json-schema"
+    params_model = JsonSchemaParams
 
-def check_schema(schema: dict[str, Any], evidence: Evidence) -> Outcome:
-    """Shared by `json-schema` and a suite's `output_schema`."""
-    ok, value, why = evidence.parsed_json
-    if not ok:
-        return Outcome(False, "JSON matching the schema", evidence.answer, why)
-    errors = validation_errors(schema, value)
-    return Outcome(not errors, "JSON matching the schema", value, "; ".join(errors))
+    def evaluate(self, params: JsonSchemaParams, ctx: ScoringContext) -> CheckResult:
+        return schema_result(params.schema_, ctx.answer, self.type_name)
 
 
-class JsonField(Assertion):
-    """The value at dotted `path` of a JSON answer: `equals`, is `one_of`, matches `regex`,
-    or lies within `min`/`max`."""
-
+class JsonFieldParams(Params):
     path: str = ""
     equals: Any = None
     one_of: list[Any] | None = None
@@ -74,7 +81,7 @@ class JsonField(Assertion):
         return pattern
 
     @model_validator(mode="after")
-    def _one_test(self) -> JsonField:
+    def _one_test(self) -> JsonFieldParams:
         tests: list[str] = [t for t in ("equals", "one_of", "regex") if t in self.model_fields_set]
         ranged: list[str] = [t for t in ("min", "max") if t in self.model_fields_set]
         if len(tests) + (1 if ranged else 0) != 1:
@@ -84,10 +91,7 @@ class JsonField(Assertion):
             )
         return self
 
-    def default_name(self) -> str:
-        return f"json-field:{self.path or '(root)'}"
-
-    def _expected(self) -> Any:
+    def expected(self) -> Any:
         if "equals" in self.model_fields_set:
             return self.equals
         if self.one_of is not None:
@@ -96,29 +100,18 @@ class JsonField(Assertion):
             return {"regex": self.regex}
         return {k: v for k, v in (("min", self.min), ("max", self.max)) if v is not None}
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        expected = self._expected()
-        ok, data, why = evidence.parsed_json
-        if not ok:
-            return Outcome(False, expected, evidence.answer, why)
-        found, value = value_at(data, self.path)
-        if not found:
-            return Outcome(False, expected, None, f"no field at path {self.path!r}")
-        passed, reason = self._judge(value)
-        return Outcome(passed, expected, value, reason)
-
-    def _judge(self, value: Any) -> tuple[bool, str]:
+    def judge(self, value: Any) -> tuple[bool, str]:
         if "equals" in self.model_fields_set:
             same = json_equal(value, self.equals)
-            return same, "" if same else f"expected {self.equals!r}, got {value!r}"
+            return same, f"expected {self.equals!r}, got {value!r}"
         if self.one_of is not None:
             ok = any(json_equal(value, option) for option in self.one_of)
-            return ok, "" if ok else f"{value!r} is not one of {self.one_of!r}"
+            return ok, f"{value!r} is not one of {self.one_of!r}"
         if self.regex is not None:
             if not isinstance(value, str):
                 return False, f"expected a string to match, got {type(value).__name__}"
             ok = re.search(self.regex, value) is not None
-            return ok, "" if ok else f"/{self.regex}/ does not match {value!r}"
+            return ok, f"/{self.regex}/ does not match {value!r}"
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False, f"expected a number, got {type(value).__name__}"
         if self.min is not None and value < self.min:
@@ -128,8 +121,27 @@ class JsonField(Assertion):
         return True, ""
 
 
-ASSERTIONS: dict[str, type[Assertion]] = {
-    "json-valid": JsonValid,
-    "json-schema": JsonSchema,
-    "json-field": JsonField,
-}
+class JsonField:
+    """The value at dotted `path` of the answer's JSON: `equals`, is `one_of`, matches
+    `regex`, or lies within `min`/`max`."""
+
+    type_name = "json-field"
+    params_model = JsonFieldParams
+
+    def default_name(self, params: JsonFieldParams) -> str:
+        return f"json-field:{params.path or '(root)'}"
+
+    def evaluate(self, params: JsonFieldParams, ctx: ScoringContext) -> CheckResult:
+        expected, answer = params.expected(), ctx.answer
+        if not answer.has_json:
+            return outcome(self.type_name, False, expected, answer.text, answer.json_error)
+        found, value = value_at(answer.json, params.path)
+        if not found:
+            return outcome(
+                self.type_name, False, expected, None, f"no field at path {params.path!r}"
+            )
+        passed, why = params.judge(value)
+        return outcome(self.type_name, passed, expected, value, why)
+
+
+CHECKS = (JsonValid(), JsonSchema(), JsonField())

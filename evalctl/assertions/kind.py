@@ -1,19 +1,20 @@
 """The `assert` kind: a case is an input (a prompt or messages) plus `[[case.assert]]`
-tables, each becoming one named check (`evalctl.assertions.evaluate`). The kind itself adds
-no checks: everything a case is judged on is declared in the suite file.
+tables, each becoming one named check (evalctl.scoring.declared). The kind itself names no
+checks: everything a case is judged on is declared in the suite file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import Message, Role
-from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.check import Check
+from evalctl.scoring.kinds import RequestShape
 from evalctl.tools.base import ToolContext
 
 
@@ -52,7 +53,7 @@ class AssertKind:
     input_model = AssertInput
     expected_model = NoExpected
     # A case's checks are its assertions; there is no fixed set to pick from.
-    check_names: tuple[str, ...] = ()
+    checks: Mapping[str, Check[Any]] = {}
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str | list[Message]:
         assert isinstance(case.input, AssertInput)
@@ -63,9 +64,6 @@ class AssertKind:
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape(json_schema=suite.output_schema)
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        return []
 
     def case_problems(
         self, suite: SuiteTable, case: Case, suite_dir: Path

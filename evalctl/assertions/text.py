@@ -6,77 +6,25 @@ import re
 
 from pydantic import field_validator
 
-from evalctl.assertions.base import Assertion, Evidence, Outcome
+from evalctl.assertions.base import Params, outcome
+from evalctl.results.models import CheckResult
+from evalctl.scoring.check import ScoringContext
 
 
 def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class Equals(Assertion):
-    """The answer, without surrounding whitespace, is exactly `value`."""
-
+class ValueParams(Params):
     value: str
 
-    def default_name(self) -> str:
-        return "equals"
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        actual = evidence.answer.strip()
-        passed = actual == self.value.strip()
-        reason = "" if passed else "the answer differs from the expected text"
-        return Outcome(passed, self.value, actual, reason)
-
-
-class Contains(Assertion):
-    """The answer contains `value` (case-sensitive)."""
-
-    value: str
-
-    def default_name(self) -> str:
-        return f"contains:{_short(self.value)}"
-
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        passed = self.value in evidence.answer
-        reason = "" if passed else f"{self.value!r} does not occur in the answer"
-        return Outcome(passed, self.value, evidence.answer, reason)
-
-
-class IContains(Assertion):
-    """The answer contains `value`, ignoring case."""
-
-    value: str
-
-    def default_name(self) -> str:
-        return f"icontains:{_short(self.value)}"
-
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        passed = self.value.casefold() in evidence.answer.casefold()
-        reason = "" if passed else f"{self.value!r} does not occur in the answer (any case)"
-        return Outcome(passed, self.value, evidence.answer, reason)
-
-
-class NotContains(Assertion):
-    """The answer does not contain `value` (case-sensitive; `ignore_case` to fold case)."""
-
+class NotContainsParams(Params):
     value: str
     ignore_case: bool = False
 
-    def default_name(self) -> str:
-        return f"not-contains:{_short(self.value)}"
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        answer, value = evidence.answer, self.value
-        if self.ignore_case:
-            answer, value = answer.casefold(), value.casefold()
-        passed = value not in answer
-        reason = "" if passed else f"{self.value!r} occurs in the answer"
-        return Outcome(passed, f"not {self.value!r}", evidence.answer, reason)
-
-
-class Regex(Assertion):
-    """`pattern` matches somewhere in the answer (Python `re.search`)."""
-
+class RegexParams(Params):
     pattern: str
     ignore_case: bool = False
 
@@ -89,20 +37,84 @@ class Regex(Assertion):
             raise ValueError(f"invalid regular expression: {exc}") from None
         return pattern
 
-    def default_name(self) -> str:
-        return f"regex:{_short(self.pattern)}"
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        flags = re.IGNORECASE if self.ignore_case else 0
-        passed = re.search(self.pattern, evidence.answer, flags) is not None
-        reason = "" if passed else f"/{self.pattern}/ does not match the answer"
-        return Outcome(passed, self.pattern, evidence.answer, reason)
+class Equals:
+    """The answer, without surrounding whitespace, is exactly `value`."""
+
+    type_name = "equals"
+    params_model = ValueParams
+
+    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
+        actual = ctx.answer.text.strip()
+        passed = actual == params.value.strip()
+        why = "the answer differs from the expected text"
+        return outcome(self.type_name, passed, params.value, actual, why)
 
 
-ASSERTIONS: dict[str, type[Assertion]] = {
-    "equals": Equals,
-    "contains": Contains,
-    "icontains": IContains,
-    "not-contains": NotContains,
-    "regex": Regex,
-}
+class Contains:
+    """The answer contains `value` (case-sensitive)."""
+
+    type_name = "contains"
+    params_model = ValueParams
+
+    def default_name(self, params: ValueParams) -> str:
+        return f"contains:{_short(params.value)}"
+
+    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
+        answer = ctx.answer.text
+        why = f"{params.value!r} does not occur in the answer"
+        return outcome(self.type_name, params.value in answer, params.value, answer, why)
+
+
+class IContains:
+    """The answer contains `value`, ignoring case."""
+
+    type_name = "icontains"
+    params_model = ValueParams
+
+    def default_name(self, params: ValueParams) -> str:
+        return f"icontains:{_short(params.value)}"
+
+    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
+        answer = ctx.answer.text
+        passed = params.value.casefold() in answer.casefold()
+        why = f"{params.value!r} does not occur in the answer (any case)"
+        return outcome(self.type_name, passed, params.value, answer, why)
+
+
+class NotContains:
+    """The answer does not contain `value` (case-sensitive; `ignore_case` to fold case)."""
+
+    type_name = "not-contains"
+    params_model = NotContainsParams
+
+    def default_name(self, params: NotContainsParams) -> str:
+        return f"not-contains:{_short(params.value)}"
+
+    def evaluate(self, params: NotContainsParams, ctx: ScoringContext) -> CheckResult:
+        answer, value = ctx.answer.text, params.value
+        if params.ignore_case:
+            answer, value = answer.casefold(), value.casefold()
+        why = f"{params.value!r} occurs in the answer"
+        return outcome(
+            self.type_name, value not in answer, f"not {params.value!r}", ctx.answer.text, why
+        )
+
+
+class Regex:
+    """`pattern` matches somewhere in the answer (Python `re.search`)."""
+
+    type_name = "regex"
+    params_model = RegexParams
+
+    def default_name(self, params: RegexParams) -> str:
+        return f"regex:{_short(params.pattern)}"
+
+    def evaluate(self, params: RegexParams, ctx: ScoringContext) -> CheckResult:
+        flags = re.IGNORECASE if params.ignore_case else 0
+        passed = re.search(params.pattern, ctx.answer.text, flags) is not None
+        why = f"/{params.pattern}/ does not match the answer"
+        return outcome(self.type_name, passed, params.pattern, ctx.answer.text, why)
+
+
+CHECKS = (Equals(), Contains(), IContains(), NotContains(), Regex())

@@ -10,73 +10,83 @@ from typing import Any
 
 from pydantic import Field
 
-from evalctl.assertions.base import Assertion, Evidence, Outcome, json_equal
-from evalctl.results.models import ToolCallRecord
+from evalctl.assertions.base import Params, json_equal, outcome
+from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.scoring.check import ScoringContext
 
 
 def _matches(call: ToolCallRecord, subset: dict[str, Any]) -> bool:
     return all(k in call.arguments and json_equal(call.arguments[k], v) for k, v in subset.items())
 
 
-class ToolCalled(Assertion):
-    """Tool `name` was called, with arguments including `args` (values compared exactly);
-    with `times`, exactly that many matching calls."""
-
+class ToolCalledParams(Params):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     times: int | None = Field(default=None, ge=0)
 
-    def default_name(self) -> str:
-        return f"tool-called:{self.name}"
 
-    def tools_named(self) -> list[tuple[str, str]]:
-        return [("name", self.name)]
-
-    def arguments_named(self) -> list[tuple[str, str, str]]:
-        return [(f"args.{arg}", self.name, arg) for arg in self.args]
-
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        calls = evidence.calls_to(self.name)
-        matching = [c for c in calls if _matches(c, self.args)]
-        # Keyed like the assertion itself (`name`, `args`, `times`), so a failure reads back
-        # as the table that was written.
-        expected: dict[str, Any] = {"name": self.name}
-        if self.args:
-            expected["args"] = self.args
-        if self.times is not None:
-            expected["times"] = self.times
-        actual = [c.arguments for c in calls]
-        if self.times is not None:
-            passed = len(matching) == self.times
-            reason = f"{len(matching)} matching call(s), expected {self.times}"
-        elif not calls:
-            passed, reason = False, f"{self.name!r} was never called"
-        else:
-            passed = bool(matching)
-            reason = f"{self.name!r} was called {len(calls)} time(s), never with {self.args!r}"
-        return Outcome(passed, expected, actual, "" if passed else reason)
-
-
-class ToolNotCalled(Assertion):
-    """Tool `name` was not called; without `name`, no tool at all was called."""
-
+class ToolNotCalledParams(Params):
     name: str | None = None
 
-    def default_name(self) -> str:
-        return f"tool-not-called:{self.name or '*'}"
 
-    def tools_named(self) -> list[tuple[str, str]]:
-        return [("name", self.name)] if self.name else []
+class ToolCalled:
+    """Tool `name` was called, with arguments including `args` (values compared exactly);
+    with `times`, exactly that many matching calls."""
 
-    def evaluate(self, evidence: Evidence) -> Outcome:
-        calls = evidence.calls_to(self.name) if self.name else evidence.tool_calls
+    type_name = "tool-called"
+    params_model = ToolCalledParams
+
+    def default_name(self, params: ToolCalledParams) -> str:
+        return f"tool-called:{params.name}"
+
+    def tools_named(self, params: ToolCalledParams) -> list[tuple[str, str]]:
+        return [("name", params.name)]
+
+    def arguments_named(self, params: ToolCalledParams) -> list[tuple[str, str, str]]:
+        return [(f"args.{arg}", params.name, arg) for arg in params.args]
+
+    def evaluate(self, params: ToolCalledParams, ctx: ScoringContext) -> CheckResult:
+        calls = [c for c in ctx.transcript.tool_calls if c.name == params.name]
+        matching = [c for c in calls if _matches(c, params.args)]
+        # Keyed like the assertion itself (`name`, `args`, `times`), so a failure reads back
+        # as the table that was written.
+        expected: dict[str, Any] = {"name": params.name}
+        if params.args:
+            expected["args"] = params.args
+        if params.times is not None:
+            expected["times"] = params.times
+        actual = [c.arguments for c in calls]
+        if params.times is not None:
+            passed = len(matching) == params.times
+            why = f"{len(matching)} matching call(s), expected {params.times}"
+        elif not calls:
+            passed, why = False, f"{params.name!r} was never called"
+        else:
+            passed = bool(matching)
+            why = f"{params.name!r} was called {len(calls)} time(s), never with {params.args!r}"
+        return outcome(self.type_name, passed, expected, actual, why)
+
+
+class ToolNotCalled:
+    """Tool `name` was not called; without `name`, no tool at all was called."""
+
+    type_name = "tool-not-called"
+    params_model = ToolNotCalledParams
+
+    def default_name(self, params: ToolNotCalledParams) -> str:
+        return f"tool-not-called:{params.name or '*'}"
+
+    def tools_named(self, params: ToolNotCalledParams) -> list[tuple[str, str]]:
+        return [("name", params.name)] if params.name else []
+
+    def evaluate(self, params: ToolNotCalledParams, ctx: ScoringContext) -> CheckResult:
+        every = ctx.transcript.tool_calls
+        calls = [c for c in every if c.name == params.name] if params.name else every
         actual = [{"name": c.name, "args": c.arguments} for c in calls]
-        what = repr(self.name) if self.name else "a tool"
-        reason = f"{what} was called {len(calls)} time(s)" if calls else ""
-        return Outcome(not calls, f"no call to {self.name or 'any tool'}", actual, reason)
+        what = repr(params.name) if params.name else "a tool"
+        expected = f"no call to {params.name or 'any tool'}"
+        why = f"{what} was called {len(calls)} time(s)"
+        return outcome(self.type_name, not calls, expected, actual, why)
 
 
-ASSERTIONS: dict[str, type[Assertion]] = {
-    "tool-called": ToolCalled,
-    "tool-not-called": ToolNotCalled,
-}
+CHECKS = (ToolCalled(), ToolNotCalled())

@@ -8,14 +8,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalctl import userfiles
-from evalctl.assertions.evaluate import parse_assertions
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import case_matches
 from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
-from evalctl.plugin_loader import get_kind, kind_names, tool_names
+from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
+from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.declared import declared_tool_problems
 
@@ -161,7 +161,7 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
             field="suite.kind",
         )
     else:
-        _check_names(errors, None, "suite.checks", table.checks, kind.check_names)
+        _check_names(errors, None, "suite.checks", table.checks, tuple(kind.checks))
     declared = [d.name for d in table.tool]
     for name in sorted({n for n in declared if declared.count(n) > 1}):
         errors.add(f"tool {name!r} is declared twice", field="suite.tool")
@@ -206,12 +206,14 @@ def _build_case(
     suite_dir: Path,
 ) -> Case | None:
     before = len(errors.errors)
-    _check_names(errors, entry.id, "case.checks", entry.checks, kind.check_names)
+    _check_names(errors, entry.id, "case.checks", entry.checks, tuple(kind.checks))
     parsed_input = _validate(errors, kind.input_model, entry.input, ("case", "input"), entry.id)
     expected = _validate(
         errors, kind.expected_model, entry.expected, ("case", "expected"), entry.id
     )
-    specs, problems = parse_assertions(entry.assertions or [], offered, _declared_args(table))
+    specs, problems = parse_assertions(
+        entry.assertions or [], check_types(), offered, _declared_args(table)
+    )
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
     if len(errors.errors) > before or parsed_input is None or expected is None:
@@ -223,7 +225,7 @@ def _build_case(
         features=entry.features,
         input=parsed_input,
         expected=expected,
-        checks=list(entry.checks or table.checks or kind.check_names),
+        checks=list(entry.checks or table.checks or kind.checks),
         timeout_s=entry.timeout_s,
         threshold=entry.threshold,
         assertions=specs,
@@ -246,7 +248,7 @@ def _check_unparsed_assertions(
     raw = raw_case.get("assert") if isinstance(raw_case, dict) else None
     if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
         return
-    _, problems = parse_assertions(raw, offered, _declared_args(table))
+    _, problems = parse_assertions(raw, check_types(), offered, _declared_args(table))
     for field, message in problems:
         errors.add(message, case_id=label, field=f"case.assert{field}")
 

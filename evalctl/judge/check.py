@@ -19,10 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalctl.chat import Role
-from evalctl.judge.service import JUDGE_RESOURCE, Judge
 from evalctl.providers.registry import SPECS
 from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import Transcript
+from evalctl.scoring.check import ScoringContext, Transcript
 
 CHECK_NAME = "judge"
 
@@ -69,19 +68,19 @@ def _error(rubric: str, message: str, actual: Any = None) -> CheckResult:
 
 
 class JudgeCheck:
-    params_model: type[BaseModel] = JudgeParams
+    """The `judge` assertion type, graded by the run's judge (`ctx.judge`)."""
 
-    def evaluate(self, params: BaseModel, transcript: Transcript) -> CheckResult:
-        assert isinstance(params, JudgeParams)
-        context = transcript.context
-        judge = context.resources.get(JUDGE_RESOURCE) if context is not None else None
-        if not isinstance(judge, Judge) or context is None:
+    type_name = CHECK_NAME
+    params_model = JudgeParams
+
+    def evaluate(self, params: JudgeParams, ctx: ScoringContext) -> CheckResult:
+        if ctx.judge is None:
             return _error(params.rubric, "no judge in this run (judge checks run in `evalctl run`)")
-        judgement = judge.grade(
+        judgement = ctx.judge.grade(
             rubric=params.rubric,
-            case_input=case_input(transcript),
-            answer=transcript.final_text,
-            case_key=context.case.key,
+            case_input=case_input(ctx.transcript),
+            answer=ctx.answer.text,
+            case_key=ctx.case.key,
             provider=params.provider,
             model=params.model,
         )

@@ -19,40 +19,26 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import partial
 
-from evalctl.chat import CompletionRequest, CompletionResponse, Usage
+from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
 from evalctl.cost import estimate_run_cost
 from evalctl.errors import EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
-from evalctl.judge.prompt import Verdict, judge_request, parse_verdict
+from evalctl.judge.prompt import judge_request, parse_verdict
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create
 from evalctl.retry import RetryPolicy
+from evalctl.scoring.judging import Judgement, JudgeSetup
 from evalctl.secrets import redact
 
-# Where the runner puts the run's judge: a key of the case's `resources` no suite requires.
-JUDGE_RESOURCE = "evalctl.judge"
 JUDGE_TAG_SUFFIX = "#judge"
 
 
-@dataclass
-class Judgement:
-    provider: str
-    model: str
-    verdict: Verdict | None = None
-    reason: str = ""
-    reply: str = ""
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = None
-    cached: bool = False
-    # Set when the judge could not answer; the verdict is then None.
-    error: str | None = None
-
-
 class Judge:
+    """The run's judge (a `JudgeService`, evalctl.scoring.judging)."""
+
     def __init__(
         self,
         settings: Settings,
@@ -187,3 +173,15 @@ def _complete_by(
 
 class TransientJudgeTimeout(EvalctlError):
     """The judgement's time budget ran out (not retried: there is no time to retry in)."""
+
+
+def make_judge(setup: JudgeSetup) -> Judge:
+    """The run's judge from what the run offers (the factory the judge plugin registers)."""
+    return Judge(
+        setup.settings,
+        setup.env,
+        run_provider=setup.run_provider,
+        script_options=setup.options,
+        retry=setup.retry,
+        cache=JudgeCache(setup.settings.home, enabled=setup.cache),
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from evalctl.chat import CompletionResponse, Message, StopReason, Usage
 
@@ -30,13 +30,13 @@ class _Strict(BaseModel):
 
 
 class CheckResult(_Strict):
-    """One named check of one case. `status` is the outcome; `passed` is kept, true exactly
-    when status is `pass`, for readers and constructors written before `n/a` existed (give
-    either one; a version 1 file has only `passed`)."""
+    """One named check of one case. `status` is the outcome; `passed` is derived from it
+    (true exactly when status is `pass`) and still written, for readers written before `n/a`
+    existed. On input `passed` is still taken where `status` is absent (a version 1 file, an
+    old constructor) and dropped where both are given."""
 
     name: str
     status: CheckStatus = "fail"
-    passed: bool = False
     expected: Any = None
     actual: Any = None
     message: str = ""
@@ -46,17 +46,19 @@ class CheckResult(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _status_from_passed(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "status" not in data and "passed" in data:
-            data = {**data, "status": "pass" if data["passed"] is True else "fail"}
+        if isinstance(data, dict) and "passed" in data:
+            data = dict(data)
+            passed = data.pop("passed")
+            if "status" not in data:
+                data["status"] = "pass" if passed is True else "fail"
+            elif (data["status"] == "pass") != (passed is True):
+                raise ValueError(f"passed={passed} contradicts status {data['status']!r}")
         return data
 
-    @model_validator(mode="after")
-    def _passed_agrees(self) -> CheckResult:
-        if "passed" not in self.model_fields_set:
-            self.passed = self.status == "pass"
-        elif self.passed != (self.status == "pass"):
-            raise ValueError(f"passed={self.passed} contradicts status {self.status!r}")
-        return self
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
 
     @property
     def failed(self) -> bool:
@@ -65,6 +67,11 @@ class CheckResult(_Strict):
     @property
     def not_applicable(self) -> bool:
         return self.status == "n/a"
+
+
+def pass_or_fail(passed: bool) -> CheckStatus:
+    """The status of a check that reached a verdict."""
+    return "pass" if passed else "fail"
 
 
 def not_applicable(name: str, reason: str, expected: Any = None) -> CheckResult:

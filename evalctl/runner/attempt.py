@@ -9,22 +9,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from evalctl.assertions.evaluate import score_declared
 from evalctl.cases.schema import Case, Suite
 from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall, Usage
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ServerCrashedError
+from evalctl.plugin_loader import get_check
 from evalctl.providers.base import Provider
 from evalctl.results.io import write_text_atomic
-from evalctl.results.models import (
-    Attempt,
-    CaseStatus,
-    CheckResult,
-    ToolCallRecord,
-    TurnRecord,
-)
+from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
 from evalctl.retry import RetryPolicy
-from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript, opening_messages, shape_for
+from evalctl.scoring.check import Transcript, scoring_context
+from evalctl.scoring.judging import JudgeService
+from evalctl.scoring.kinds import RequestShape, SuiteKind, opening_messages, shape_for
+from evalctl.scoring.score import score_case
+from evalctl.scoring.verdict import attempt_verdict
 from evalctl.secrets import redact
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
 
@@ -44,6 +42,8 @@ class CaseSetup:
     settings: Settings
     timeout_s: float
     resources: dict[str, Any]
+    # The run's judge, for `judge` checks; None where the run has none.
+    judge: JudgeService | None = None
 
 
 @dataclass
@@ -64,19 +64,6 @@ FINAL_ANSWER_PROMPT = (
     "You have used all your tool calls. Do not call any tool now: give your final answer, "
     "based on the tool results above."
 )
-
-
-def _status_of(checks: list[CheckResult], threshold: float = 1.0) -> CaseStatus:
-    """`pass` when the passed checks carry at least `threshold` of the weight of the checks
-    that applied (1, the default: none failed), and at least one passed. An `n/a` check had
-    nothing to test, so it neither fails a case nor, alone, passes one."""
-    applied = [c for c in checks if not c.not_applicable]
-    if not any(c.status == "pass" for c in applied):
-        return "fail"
-    weights = [1.0 if c.weight is None else c.weight for c in applied]
-    share = sum(w for w, c in zip(weights, applied, strict=True) if c.passed) / sum(weights)
-    # A small tolerance: three checks of weight 1/3 that all pass must reach 1.
-    return "pass" if share >= threshold - 1e-9 else "fail"
 
 
 def _tokens_per_s(responses: list[CompletionResponse]) -> float | None:
@@ -213,15 +200,18 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     except EvalctlError as exc:
         return ended_in_error(str(exc))
 
-    transcript = Transcript(messages, responses, spy.records, ctx)
-    checks = setup.kind.score(case, transcript) + score_declared(table, case, transcript)
-    status = _status_of(checks, case.threshold)
-    # A check that could not reach a verdict (a judge that did not answer) leaves the case
-    # unscored: `error`, not `fail`, with the checks kept to show which one and why.
-    unjudged = [c for c in checks if c.status == "error"]
-    error = "; ".join(f"check {c.name!r}: {c.message}" for c in unjudged) or None
-    if unjudged:
-        status = "error"
+    scoring = scoring_context(
+        case,
+        table,
+        Transcript(messages, responses, spy.records),
+        judge=setup.judge,
+        resources=setup.resources,
+        tools=ctx,
+    )
+    checks = score_case(scoring, setup.kind.checks, get_check)
+    # A check in `error` leaves the attempt unscored, with the checks kept to show why.
+    verdict = attempt_verdict(checks, case.threshold)
+    status, error = verdict.status, verdict.error
     return AttemptOutcome(
         attempt=Attempt(
             status=status,

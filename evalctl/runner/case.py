@@ -5,20 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalctl.providers.base import Provider
-from evalctl.results.models import CaseResult, CaseStatus, prompt_ref
+from evalctl.results.models import CaseResult, prompt_ref
 from evalctl.retry import RetryPolicy
 from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write_repro
+from evalctl.scoring.verdict import fold_repeats
 from evalctl.stats import wilson_interval
-
-
-def _fold_status(outcomes: list[AttemptOutcome]) -> CaseStatus:
-    statuses = [o.attempt.status for o in outcomes]
-    if "error" in statuses:
-        return "error"
-    passes = statuses.count("pass")
-    if passes == len(statuses):
-        return "pass"
-    return "fail" if passes == 0 else "flaky"
 
 
 def run_case(
@@ -48,7 +39,7 @@ def run_case(
         kept.append(outcome)
 
     last = kept[-1]
-    status = _fold_status(kept)
+    status = fold_repeats([o.attempt.status for o in kept])
     scored = [o for o in kept if o.attempt.status in ("pass", "fail")]
     error = next((o.attempt.error for o in reversed(kept) if o.attempt.error), None)
     if crash_repro is not None and error is not None:

@@ -18,10 +18,8 @@ from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
-from evalctl.judge.cache import JudgeCache
-from evalctl.judge.service import JUDGE_RESOURCE, Judge
 from evalctl.plugin_loader import configure as configure_plugins
-from evalctl.plugin_loader import get_kind
+from evalctl.plugin_loader import get_kind, make_judge
 from evalctl.providers.base import Provider, provider_run_settings
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.providers.scripted import check_script_keys
@@ -45,6 +43,7 @@ from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
 from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
 from evalctl.runner.suite_tools import suite_tools
+from evalctl.scoring.judging import JudgeService, JudgeSetup
 from evalctl.sharding import in_shard
 
 
@@ -79,13 +78,12 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _setups(
-    suites: list[Suite], settings: Settings, request: RunRequest, judge: Judge
+    suites: list[Suite], settings: Settings, request: RunRequest, judge: JudgeService | None
 ) -> list[CaseSetup]:
     setups = []
     for suite in suites:
-        # Shared by the suite's cases: resources are opened once per suite and run. The
-        # run's judge rides along under a key no suite can require.
-        resources: dict[str, Any] = {JUDGE_RESOURCE: judge}
+        # Shared by the suite's cases: resources are opened once per suite and run.
+        resources: dict[str, Any] = {}
         kind = get_kind(suite.table.kind)
         assert kind is not None  # the loader rejected unknown kinds
         tools = suite_tools(suite)
@@ -96,7 +94,7 @@ def _setups(
                 or suite.table.timeout_s
                 or settings.case_timeout_s
             )
-            setups.append(CaseSetup(suite, case, kind, tools, settings, timeout, resources))
+            setups.append(CaseSetup(suite, case, kind, tools, settings, timeout, resources, judge))
     return setups
 
 
@@ -125,7 +123,7 @@ def execute_run(
     )
     provider = provider_override or create(request.provider or detect(options), options)
     retry = retry or RetryPolicy()
-    judge: Judge | None = None
+    judge: JudgeService | None = None
     try:
         if request.script is not None and provider.name == "scripted":
             # Against every suite in scope, not only the selected ones: one script may serve
@@ -134,13 +132,8 @@ def execute_run(
         if request.restart_per_case:
             provider = RestartPerCase.around(provider, cooldown_s=request.cooldown_s)
         # Grades `judge` assertions; it creates a judging provider only when one is needed.
-        judge = Judge(
-            settings,
-            env,
-            run_provider=provider,
-            script_options=options,
-            retry=retry,
-            cache=JudgeCache(settings.home, enabled=request.judge_cache),
+        judge = make_judge(
+            JudgeSetup(settings, env, provider, options, retry, cache=request.judge_cache)
         )
         # Only a selection narrows the scope (--suite, or the configured default suites;
         # --case and --shard are recorded on their own). Paths given with --cases do not:
@@ -162,7 +155,7 @@ def _execute(
     suite_filter: list[str],
     provider: Provider,
     retry: RetryPolicy,
-    judge: Judge,
+    judge: JudgeService | None,
     held: ExitStack,
 ) -> RunOutcome:
     setups = _setups(suites, settings, request, judge)

@@ -3,12 +3,11 @@ failure in a results file explains itself without re-running anything."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from evalctl.results.models import CheckResult
+from evalctl.results.models import CheckResult, pass_or_fail
+from evalctl.scoring.answer import Answer
 
 
 def equals(
@@ -22,7 +21,9 @@ def equals(
     norm = normalize or (lambda v: v)
     passed = actual is not None and norm(actual) == norm(expected)
     message = "" if passed else f"expected {expected!r}, got {actual!r}"
-    return CheckResult(name=name, passed=passed, expected=expected, actual=actual, message=message)
+    return CheckResult(
+        name=name, status=pass_or_fail(passed), expected=expected, actual=actual, message=message
+    )
 
 
 def _allowed(value: str | Sequence[str]) -> list[str]:
@@ -42,7 +43,7 @@ def mapping_entries(
     if actual is None:
         return CheckResult(
             name=name,
-            passed=False,
+            status="fail",
             expected=dict(expected),
             actual=None,
             message="no mapping submitted",
@@ -57,7 +58,7 @@ def mapping_entries(
             wrong.append(f"{key}: expected {' or '.join(map(repr, allowed))}, got {got!r}")
     return CheckResult(
         name=name,
-        passed=not wrong,
+        status=pass_or_fail(not wrong),
         expected=dict(expected),
         actual=dict(actual),
         message="; ".join(wrong),
@@ -66,37 +67,17 @@ def mapping_entries(
 
 def failed(name: str, expected: Any, message: str) -> CheckResult:
     """A check that could not even be attempted (nothing was submitted)."""
-    return CheckResult(name=name, passed=False, expected=expected, actual=None, message=message)
+    return CheckResult(name=name, status="fail", expected=expected, actual=None, message=message)
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The JSON object in a reply, tolerating a code fence or prose around it.
-
-    Returns (object, "") or (None, why it could not be read).
-    """
-    if not text.strip():
-        return None, "empty reply"
-    candidates = [text.strip()]
-    fenced = _FENCE.search(text)
-    if fenced:
-        candidates.append(fenced.group(1).strip())
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    error = "no JSON object in the reply"
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError as exc:
-            error = f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            continue
-        if isinstance(value, dict):
-            return value, ""
-        error = f"expected a JSON object, got {type(value).__name__}"
-    return None, error
+def json_object(answer: Answer) -> tuple[dict[str, Any] | None, str]:
+    """The answer's JSON (its one reading, evalctl.scoring.answer) when it is an object:
+    (object, "") or (None, why not)."""
+    if not answer.has_json:
+        return None, answer.json_error
+    if not isinstance(answer.json, dict):
+        return None, f"expected a JSON object, got {type(answer.json).__name__}"
+    return answer.json, ""
 
 
 def json_fields(

@@ -1,5 +1,6 @@
 """Suite kinds: each fixes the shape of a case's `input`/`expected`, builds the prompt and
-scores the transcript. A suite names its kind in `[suite] kind = "..."`.
+names its default checks (`Check`s, evalctl.scoring.check). A suite names its kind in
+`[suite] kind = "..."`.
 
 Kinds are registered through the plugin API (`evalctl.plugin`): the built-in suites under
 `evalctl/suites/` and any plugin alike, each imported on first use.
@@ -7,14 +8,15 @@ Kinds are registered through the plugin API (`evalctl.plugin`): the built-in sui
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from evalctl.cases.schema import Case, SuiteTable
-from evalctl.chat import CompletionResponse, Message
-from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.chat import Message
+from evalctl.scoring.check import Check
 from evalctl.tools.base import ToolContext
 
 
@@ -32,20 +34,6 @@ class RequestShape:
     terminal_tool: str | None = None
 
 
-@dataclass
-class Transcript:
-    messages: list[Message]
-    responses: list[CompletionResponse]
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    # The case's tool context (suite fixtures directory, settings, opened resources), for
-    # scorers that read the suite's files; None when a transcript is built outside a run.
-    context: ToolContext | None = None
-
-    @property
-    def final_text(self) -> str:
-        return self.responses[-1].content if self.responses else ""
-
-
 class SuiteKind(Protocol):
     # Read-only members, so a kind may narrow them (`input_model = MyInput`).
     @property
@@ -57,9 +45,9 @@ class SuiteKind(Protocol):
     @property
     def expected_model(self) -> type[BaseModel]: ...
 
-    # Every check this kind can run, in report order; the default set for suites.
+    # Every check this kind can run, by name, in report order; the default set for suites.
     @property
-    def check_names(self) -> tuple[str, ...]: ...
+    def checks(self) -> Mapping[str, Check[Any]]: ...
 
     # The user's turn as text, or the whole conversation after the system prompt.
     def build_prompt(
@@ -67,8 +55,6 @@ class SuiteKind(Protocol):
     ) -> str | list[Message]: ...
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape: ...
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]: ...
 
 
 def opening_messages(

@@ -14,14 +14,16 @@ from pydantic import BaseModel, ConfigDict
 from evalctl.plugin import (
     Case,
     CheckResult,
+    NamedCheck,
     Registry,
     RequestShape,
+    ScoringContext,
     SuiteTable,
     ToolContext,
     ToolDef,
     ToolInputError,
     ToolOutput,
-    Transcript,
+    named_checks,
 )
 
 
@@ -36,11 +38,45 @@ class PingExpected(BaseModel):
     reversed: str | None = None  # the text the `reverse` tool must have been called with
 
 
+def _expected(ctx: ScoringContext) -> PingExpected:
+    assert isinstance(ctx.case.expected, PingExpected)
+    return ctx.case.expected
+
+
+def _answer(ctx: ScoringContext) -> CheckResult:
+    want = _expected(ctx).answer
+    passed = ctx.answer.text.strip() == want
+    return CheckResult(
+        name="answer", status="pass" if passed else "fail", expected=want, actual=ctx.answer.text
+    )
+
+
+def _reversed(ctx: ScoringContext) -> CheckResult:
+    want = _expected(ctx).reversed
+    texts = [c.arguments.get("text") for c in ctx.transcript.tool_calls if c.name == "reverse"]
+    passed = want in texts
+    return CheckResult(
+        name="reversed",
+        status="pass" if passed else "fail",
+        expected=want,
+        actual=texts,
+        message="" if passed else "reverse was not called",
+    )
+
+
+def _names_reversed(case: Case) -> bool:
+    assert isinstance(case.expected, PingExpected)
+    return case.expected.reversed is not None
+
+
 class PingKind:
     name = "ping"
     input_model = PingInput
     expected_model = PingExpected
-    check_names = ("answer", "reversed")
+    # Named checks: `reversed` only for cases that expect a reversal.
+    checks = named_checks(
+        NamedCheck("answer", _answer), NamedCheck("reversed", _reversed, applies=_names_reversed)
+    )
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         assert isinstance(case.input, PingInput)
@@ -48,29 +84,6 @@ class PingKind:
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape()
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        assert isinstance(case.expected, PingExpected)
-        results = [
-            CheckResult(
-                name="answer",
-                passed=transcript.final_text.strip() == case.expected.answer,
-                expected=case.expected.answer,
-                actual=transcript.final_text,
-            )
-        ]
-        if case.expected.reversed is not None:
-            texts = [c.arguments.get("text") for c in transcript.tool_calls if c.name == "reverse"]
-            results.append(
-                CheckResult(
-                    name="reversed",
-                    passed=case.expected.reversed in texts,
-                    expected=case.expected.reversed,
-                    actual=texts,
-                    message="" if case.expected.reversed in texts else "reverse was not called",
-                )
-            )
-        return results
 
 
 class ReverseTool:
@@ -99,16 +112,16 @@ class StartsWithParams(BaseModel):
 class StartsWith:
     """An assertion type: the answer starts with `prefix`."""
 
+    type_name = "starts-with"
     params_model = StartsWithParams
 
-    def evaluate(self, params: BaseModel, transcript: Transcript) -> CheckResult:
-        assert isinstance(params, StartsWithParams)
-        passed = transcript.final_text.startswith(params.prefix)
+    def evaluate(self, params: StartsWithParams, ctx: ScoringContext) -> CheckResult:
+        passed = ctx.answer.text.startswith(params.prefix)
         return CheckResult(
-            name="starts-with",
-            passed=passed,
+            name=self.type_name,
+            status="pass" if passed else "fail",
             expected=params.prefix,
-            actual=transcript.final_text[: len(params.prefix)],
+            actual=ctx.answer.text[: len(params.prefix)],
             message="" if passed else "the answer starts otherwise",
         )
 

@@ -12,6 +12,7 @@ build and `kind` says what the file is; `none` is for what the name does not say
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +21,9 @@ from pydantic import BaseModel, ConfigDict
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
-from evalctl.scoring import checks
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.check import Check, NamedCheck, ScoringContext, named_checks
+from evalctl.scoring.checks import json_fields, json_object
+from evalctl.scoring.kinds import RequestShape
 from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.tools import release_of
 from evalctl.tools.base import ToolContext
@@ -88,11 +90,26 @@ def _normalize(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
 
+def _field_check(field: str) -> NamedCheck:
+    """One field of the JSON answer against the case's ground truth."""
+
+    def judge(ctx: ScoringContext) -> CheckResult:
+        truth = ctx.case.expected
+        assert isinstance(truth, TriageExpected)
+        answer, error = json_object(ctx.answer)
+        (result,) = json_fields(
+            truth.model_dump(), answer, [field], error=error, normalize=_normalize
+        )
+        return result
+
+    return NamedCheck(field, judge)
+
+
 class AssetTriageKind:
     name = "asset-triage"
     input_model = TriageInput
     expected_model = TriageExpected
-    check_names: tuple[str, ...] = FIELDS
+    checks: Mapping[str, Check[Any]] = named_checks(*(_field_check(f) for f in FIELDS))
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         assert isinstance(case.input, TriageInput)
@@ -122,15 +139,6 @@ class AssetTriageKind:
         if case.input.asset not in release.assets:
             return [("case.input.asset", f"not in release fixture {case.input.release!r}")]
         return []
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        truth = case.expected
-        assert isinstance(truth, TriageExpected)
-        answer, error = checks.parse_json_object(transcript.final_text)
-        wanted = [f for f in FIELDS if f in case.checks]
-        return checks.json_fields(
-            truth.model_dump(), answer, wanted, error=error, normalize=_normalize
-        )
 
 
 KIND = AssetTriageKind()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,9 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.errors import BadInputError
-from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.results.models import CheckResult, ToolCallRecord, pass_or_fail
 from evalctl.scoring import checks
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.check import Check, NamedCheck, ScoringContext, named_checks
+from evalctl.scoring.kinds import RequestShape
 from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.recipe import (
     CANONICAL_ARCH,
@@ -103,19 +104,57 @@ def last_accepted_recipe(records: list[ToolCallRecord]) -> ToolCallRecord | None
     return None
 
 
+def _truth(case: Case) -> RecipeExpected:
+    truth = case.expected
+    assert isinstance(truth, RecipeExpected)
+    return truth
+
+
+def _recipe_check(name: str) -> NamedCheck:
+    """One field of the last accepted recipe against the case's ground truth; with no
+    accepted recipe, a failure saying why (the last rejected attempt compared, to read)."""
+
+    def judge(ctx: ScoringContext) -> CheckResult:
+        truth, calls = _truth(ctx.case), ctx.transcript.tool_calls
+        record = last_accepted_recipe(calls)
+        if record is not None:
+            recipe: dict[str, Any] = record.data.get("recipe") or record.normalized_arguments or {}
+            targets: dict[str, dict[str, str]] = record.data.get("targets", {})
+            return _check(name, truth, recipe, targets, _release_tag(record))
+        submitted = [r for r in calls if r.name == TERMINAL_TOOL]
+        if not submitted:
+            why = f"no recipe: {TERMINAL_TOOL} was never called"
+            return checks.failed(name, _expected_value(truth, name), why)
+        # Every submission was rejected by the dry run: nothing was installed, so the check
+        # fails, but the last attempt is shown as `actual` to make the failure readable.
+        why = f"no accepted recipe: all {len(submitted)} {TERMINAL_TOOL} call(s) were rejected"
+        result = _check(name, truth, _lenient(submitted[-1].arguments), {}, None)
+        detail = f" (last attempt: {result.message})" if result.message else ""
+        return result.model_copy(update={"status": "fail", "message": why + detail})
+
+    # Optional fields are checked only on cases whose ground truth sets them.
+    applies = (
+        (lambda case: getattr(_truth(case), name) is not None) if name in OPTIONAL_CHECKS else None
+    )
+    return NamedCheck(name, judge, applies=applies)
+
+
+CHECK_NAMES = (
+    "action",
+    "archive_format",
+    "assets",
+    "os_mapping",
+    "arch_mapping",
+    "executable",
+    *OPTIONAL_CHECKS,
+)
+
+
 class InstallRecipeKind:
     name = "install-recipe"
     input_model = RecipeInput
     expected_model = RecipeExpected
-    check_names: tuple[str, ...] = (
-        "action",
-        "archive_format",
-        "assets",
-        "os_mapping",
-        "arch_mapping",
-        "executable",
-        *OPTIONAL_CHECKS,
-    )
+    checks: Mapping[str, Check[Any]] = named_checks(*(_recipe_check(n) for n in CHECK_NAMES))
 
     def case_problems(
         self, suite: SuiteTable, case: Case, suite_dir: Path
@@ -151,39 +190,6 @@ class InstallRecipeKind:
         # "required": every turn is a tool call, so the task always ends in a submission
         # (or runs out of turns), never in a prose answer nobody scores.
         return RequestShape(tool_choice="required", terminal_tool=TERMINAL_TOOL)
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        truth = case.expected
-        assert isinstance(truth, RecipeExpected)
-        wanted = [
-            name
-            for name in case.checks
-            if name not in OPTIONAL_CHECKS or getattr(truth, name) is not None
-        ]
-        record = last_accepted_recipe(transcript.tool_calls)
-        if record is not None:
-            recipe: dict[str, Any] = record.data.get("recipe") or record.normalized_arguments or {}
-            targets: dict[str, dict[str, str]] = record.data.get("targets", {})
-            tag = _release_tag(record)
-            return [_check(name, truth, recipe, targets, tag) for name in wanted]
-        submitted = [r for r in transcript.tool_calls if r.name == TERMINAL_TOOL]
-        if not submitted:
-            why = f"no recipe: {TERMINAL_TOOL} was never called"
-            return [checks.failed(name, _expected_value(truth, name), why) for name in wanted]
-        # Every submission was rejected by the dry run: nothing was installed, so every check
-        # fails, but the last attempt is shown as `actual` to make the failure readable.
-        why = f"no accepted recipe: all {len(submitted)} {TERMINAL_TOOL} call(s) were rejected"
-        attempt = _lenient(submitted[-1].arguments)
-        results = []
-        for name in wanted:
-            result = _check(name, truth, attempt, {}, None)
-            detail = f" (last attempt: {result.message})" if result.message else ""
-            results.append(
-                result.model_copy(
-                    update={"status": "fail", "passed": False, "message": why + detail}
-                )
-            )
-        return results
 
 
 def _expected_value(truth: RecipeExpected, name: str) -> Any:
@@ -255,7 +261,7 @@ def _assets_check(truth: RecipeExpected, targets: dict[str, dict[str, str]]) -> 
     ]
     return CheckResult(
         name="assets",
-        passed=not wrong,
+        status=pass_or_fail(not wrong),
         expected=dict(truth.assets),
         actual=actual,
         message="; ".join(wrong),
@@ -298,7 +304,7 @@ def _strip_prefix_check(
             wrong.append(f"{plat}: expected {want}, got {got!r}")
     return CheckResult(
         name="strip_prefix",
-        passed=not wrong,
+        status=pass_or_fail(not wrong),
         expected=expected,
         actual=submitted,
         message="; ".join(wrong),

@@ -19,16 +19,17 @@ Checks, all judged on what the tool spy recorded as executed (not on what the mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.errors import EvalctlError
-from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable
+from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable, pass_or_fail
+from evalctl.scoring.check import Check, NamedCheck, ScoringContext, Transcript, named_checks
 from evalctl.scoring.grounding import Names
-from evalctl.scoring.kinds import RequestShape, Transcript
+from evalctl.scoring.kinds import RequestShape
 from evalctl.suites.sommelier.answer import (
     catalog_wines,
     generic_terms,
@@ -119,9 +120,9 @@ def _call_label(record: ToolCallRecord) -> str:
 # --- tool_selection ---------------------------------------------------------------------------
 
 
-def check_tool_selection(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
-    calls = transcript.tool_calls
-    ok = _successful(transcript, expected.tool)
+def check_tool_selection(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
+    calls = ctx.transcript.tool_calls
+    ok = _successful(ctx.transcript, expected.tool)
     actual = [_call_label(r) for r in calls]
     if ok:
         message = f"{expected.tool} ran {len(ok)} time(s)"
@@ -133,7 +134,7 @@ def check_tool_selection(expected: CatalogQaExpected, transcript: Transcript) ->
     else:
         message = "no tool was called: the answer cannot come from the catalog"
     return CheckResult(
-        name="tool_selection", passed=bool(ok), expected=expected.tool, actual=actual,
+        name="tool_selection", status=pass_or_fail(bool(ok)), expected=expected.tool, actual=actual,
         message=message,
     )  # fmt: skip
 
@@ -174,15 +175,15 @@ def _filter_problems(expected: dict[str, Any], actual: dict[str, Any]) -> list[s
     return problems
 
 
-def check_filters(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
-    calls = _successful(transcript, expected.tool)
+def check_filters(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
+    calls = _successful(ctx.transcript, expected.tool)
     if expected.tool == SEMANTIC:
         return _check_query_terms(expected, calls)
     want = dict(expected.filters)
     recorded = [r.normalized_arguments or r.arguments for r in calls]
     if not recorded:
         return CheckResult(
-            name="filters", passed=False, expected=want, actual=None,
+            name="filters", status="fail", expected=want, actual=None,
             message=f"{SEARCH} never ran successfully, so no filter was applied",
         )  # fmt: skip
     # The closest call is reported: fewest problems, earliest on ties.
@@ -194,7 +195,11 @@ def check_filters(expected: CatalogQaExpected, transcript: Transcript) -> CheckR
     else:
         message = "no call applied every expected filter; closest: " + "; ".join(problems)
     return CheckResult(
-        name="filters", passed=not problems, expected=want, actual=best, message=message
+        name="filters",
+        status=pass_or_fail(not problems),
+        expected=want,
+        actual=best,
+        message=message,
     )
 
 
@@ -202,18 +207,18 @@ def _check_query_terms(expected: CatalogQaExpected, calls: list[ToolCallRecord])
     queries = [str((r.normalized_arguments or r.arguments).get("query", "")) for r in calls]
     if not queries:
         return CheckResult(
-            name="filters", passed=False, expected=expected.query_terms, actual=None,
+            name="filters", status="fail", expected=expected.query_terms, actual=None,
             message=f"{SEMANTIC} never ran successfully",
         )  # fmt: skip
     for query in queries:
         hits = terms_overlap(expected.query_terms, query.split())
         if hits:
             return CheckResult(
-                name="filters", passed=True, expected=expected.query_terms, actual=query,
+                name="filters", status="pass", expected=expected.query_terms, actual=query,
                 message=f"query covers {', '.join(hits)}",
             )  # fmt: skip
     return CheckResult(
-        name="filters", passed=False, expected=expected.query_terms, actual=queries,
+        name="filters", status="fail", expected=expected.query_terms, actual=queries,
         message="no query shared a term with the expected ones",
     )  # fmt: skip
 
@@ -229,7 +234,7 @@ def matching_rows(record: ToolCallRecord) -> int:
     return count if isinstance(count, int) else 0
 
 
-def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+def check_min_results(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
     if expected.min_results == 0:
         # Nothing to count: passing it would score a request with no tool call as a success.
         return not_applicable(
@@ -237,7 +242,7 @@ def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> Ch
             "no rows required: the catalog has no wine for this request",
             expected=0,
         )
-    calls = _successful(transcript, expected.tool)
+    calls = _successful(ctx.transcript, expected.tool)
     best = max((matching_rows(r) for r in calls), default=0)
     passed = best >= expected.min_results
     if not calls:
@@ -252,7 +257,7 @@ def check_min_results(expected: CatalogQaExpected, transcript: Transcript) -> Ch
                 " and their rows do not count"
             )
     return CheckResult(
-        name="min_results", passed=passed, expected=expected.min_results, actual=best,
+        name="min_results", status=pass_or_fail(passed), expected=expected.min_results, actual=best,
         message=message,
     )  # fmt: skip
 
@@ -270,20 +275,20 @@ def returned_rows(transcript: Transcript) -> list[str]:
     return list(dict.fromkeys(rows))
 
 
-def check_grounding(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+def check_grounding(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
     """Every wine the answer names, marked or in prose, is one a successful tool call of this
     case returned; an answerable request gets at least one (evalctl.scoring.grounding)."""
-    answer = transcript.final_text
-    recorded = [r.data.get("catalog_db") for r in transcript.tool_calls]
+    answer = ctx.answer.text
+    recorded = [r.data.get("catalog_db") for r in ctx.transcript.tool_calls]
     databases = [db for db in recorded if isinstance(db, str)]
     try:
-        ctx = transcript.context
-        wines = catalog_wines(databases, ctx.fixtures_dir / "wines.json" if ctx else None)
+        tools = ctx.tools
+        wines = catalog_wines(databases, tools.fixtures_dir / "wines.json" if tools else None)
     except EvalctlError as exc:
-        return CheckResult(name="grounding", passed=False, message=str(exc))
+        return CheckResult(name="grounding", status="fail", message=str(exc))
     generic = generic_terms(wines)
     producers = {w.name: w.producer for w in wines}
-    returned = Names(returned_rows(transcript), generic=generic, extras=producers)
+    returned = Names(returned_rows(ctx.transcript), generic=generic, extras=producers)
     catalog = Names([w.name for w in wines], generic=generic, extras=producers)
 
     named: list[dict[str, Any]] = []
@@ -333,18 +338,22 @@ def check_grounding(expected: CatalogQaExpected, transcript: Transcript) -> Chec
         message = f"{grounded_count} wine(s) named, each returned by a tool call in this case"
     want = "only wines a tool call returned" + (", one or more" if expected.available else "")
     return CheckResult(
-        name="grounding", passed=not problems, expected=want, actual=actual, message=message
+        name="grounding",
+        status=pass_or_fail(not problems),
+        expected=want,
+        actual=actual,
+        message=message,
     )
 
 
 # --- format ---------------------------------------------------------------------------------
 
 
-def check_format(expected: CatalogQaExpected, transcript: Transcript) -> CheckResult:
+def check_format(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
     """The documented answer format (docs/sommelier.md): recommended wines as `[WINE: name]`
     lines, `[NO MATCH]` when the catalog has nothing for the request. Apart from grounding:
     a correct answer in prose is grounded and fails only this check."""
-    answer = transcript.final_text
+    answer = ctx.answer.text
     recs = recommendations(answer)
     no_match = says_no_match(answer)
     actual = {"wine_markers": [r.text for r in recs], "no_match": no_match}
@@ -365,23 +374,31 @@ def check_format(expected: CatalogQaExpected, transcript: Transcript) -> CheckRe
             else "the catalog has no wine for this request but the answer does not say [NO MATCH]"
             + (f"; it presents {len(recs)} wine(s) as if they matched" if recs else "")
         )
-    return CheckResult(name="format", passed=passed, expected=want, actual=actual, message=message)
+    return CheckResult(
+        name="format", status=pass_or_fail(passed), expected=want, actual=actual, message=message
+    )
 
 
-CHECKS: dict[str, Callable[[CatalogQaExpected, Transcript], CheckResult]] = {
-    "tool_selection": check_tool_selection,
-    "filters": check_filters,
-    "min_results": check_min_results,
-    "grounding": check_grounding,
-    "format": check_format,
-}
+def _named(
+    name: str, judge: Callable[[CatalogQaExpected, ScoringContext], CheckResult]
+) -> NamedCheck:
+    return NamedCheck(name, lambda ctx: judge(_expected(ctx.case), ctx))
+
+
+CHECKS: Mapping[str, Check[Any]] = named_checks(
+    _named("tool_selection", check_tool_selection),
+    _named("filters", check_filters),
+    _named("min_results", check_min_results),
+    _named("grounding", check_grounding),
+    _named("format", check_format),
+)
 
 
 class CatalogQaKind:
     name = "catalog-qa"
     input_model = CatalogQaInput
     expected_model = CatalogQaExpected
-    check_names = tuple(CHECKS)
+    checks = CHECKS
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str:
         if not isinstance(case.input, CatalogQaInput):
@@ -393,10 +410,6 @@ class CatalogQaKind:
         # still the model's job (that is what tool_selection scores); later turns are free
         # to answer in text.
         return RequestShape(tool_choice="auto", first_turn_tool_choice="required")
-
-    def score(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        expected = _expected(case)
-        return [CHECKS[name](expected, transcript) for name in case.checks if name in CHECKS]
 
 
 KIND = CatalogQaKind()

@@ -1,36 +1,57 @@
-"""From `[[case.assert]]` tables to named checks: parsing (with every error located) and
-scoring. Common to every type: `type`, `weight`, and the check's name (`name`, or
-`check_name` for types whose own `name` key means something else, such as tool-called)."""
+"""Parsing `[[case.assert]]` tables into `AssertionSpec`s, with every error located.
+
+Common to every type: `type`, `weight`, and the check's name (`name`, or `check_name` for
+types whose own `name` key means something else, such as tool-called). The rest are the
+check's parameters, validated by its `params_model`. The checks are looked up through
+`CheckTypes` (the process's registry, handed in by the suite loader).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from evalctl.assertions.base import Evidence
-from evalctl.assertions.json_checks import check_schema
-from evalctl.assertions.registry import (
-    arguments_named,
-    check_names,
-    default_name,
-    get_check,
-    tools_named,
-)
-from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
-from evalctl.results.models import CheckResult
-from evalctl.scoring.kinds import Transcript
+from evalctl.cases.schema import AssertionSpec
+from evalctl.scoring.check import Check
+from evalctl.scoring.score import CheckLookup
 from evalctl.userfiles import field_path, validation_message
-
-OUTPUT_SCHEMA_CHECK = "output_schema"
 
 # (field path below the assertion, message)
 Problem = tuple[str, str]
 
 
+@dataclass(frozen=True)
+class CheckTypes:
+    """The assertion types a suite may use: a lookup by type name, and every name."""
+
+    lookup: CheckLookup
+    names: Callable[[], list[str]]
+
+
+def default_name(check: Check[Any], params: BaseModel) -> str:
+    """A check's name when the case gives none."""
+    named = getattr(check, "default_name", None)
+    return str(named(params)) if callable(named) else check.type_name
+
+
+def tools_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str]]:
+    """(key, tool) pairs the parameters refer to, where the check says."""
+    named = getattr(check, "tools_named", None)
+    return list(named(params)) if callable(named) else []
+
+
+def arguments_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str, str]]:
+    """(key, tool, argument) triples the parameters expect, where the check says."""
+    named = getattr(check, "arguments_named", None)
+    return list(named(params)) if callable(named) else []
+
+
 def parse_assertion(
     raw: Any,
+    types: CheckTypes,
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[AssertionSpec | None, list[Problem]]:
@@ -42,12 +63,12 @@ def parse_assertion(
     data = dict(raw)
     type_name = data.pop("type", None)
     if type_name is None:
-        return None, [(".type", f"required key is missing (one of: {', '.join(check_names())})")]
-    check = get_check(type_name) if isinstance(type_name, str) else None
+        known = ", ".join(types.names())
+        return None, [(".type", f"required key is missing (one of: {known})")]
+    check = types.lookup(type_name) if isinstance(type_name, str) else None
     if check is None:
-        return None, [
-            (".type", f"unknown assertion type {type_name!r} (known: {', '.join(check_names())})")
-        ]
+        known = ", ".join(types.names())
+        return None, [(".type", f"unknown assertion type {type_name!r} (known: {known})")]
     problems: list[Problem] = []
     weight = data.pop("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
@@ -65,11 +86,11 @@ def parse_assertion(
         )
         return None, problems
     if tools is not None:
-        for key, tool in tools_named(params):
+        for key, tool in tools_named(check, params):
             if tool not in tools:
                 known = ", ".join(tools) or "none"
                 problems.append((f".{key}", f"unknown tool {tool!r} (suite tools: {known})"))
-    for key, tool, arg in arguments_named(params):
+    for key, tool, arg in arguments_named(check, params):
         known_args = (tool_args or {}).get(tool)
         if known_args is not None and arg not in known_args:
             listed = ", ".join(known_args) or "none"
@@ -79,7 +100,7 @@ def parse_assertion(
     spec = AssertionSpec(
         type=type_name,
         params=params,
-        name=name or default_name(type_name, params),
+        name=name or default_name(check, params),
         weight=float(weight),
     )
     return spec, []
@@ -87,6 +108,7 @@ def parse_assertion(
 
 def parse_assertions(
     items: list[Any],
+    types: CheckTypes,
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[list[AssertionSpec], list[Problem]]:
@@ -94,7 +116,7 @@ def parse_assertions(
     specs: list[AssertionSpec] = []
     problems: list[Problem] = []
     for index, raw in enumerate(items, start=1):
-        spec, found = parse_assertion(raw, tools, tool_args)
+        spec, found = parse_assertion(raw, types, tools, tool_args)
         problems.extend((f"[{index}]{field}", message) for field, message in found)
         if spec is not None:
             specs.append(spec)
@@ -108,47 +130,3 @@ def parse_assertions(
         if len(explicit) > 1:
             problems.append((f"[{explicit[1]}]", f"check name {dup!r} is used twice in this case"))
     return specs, problems
-
-
-def score_declared(table: SuiteTable, case: Case, transcript: Transcript) -> list[CheckResult]:
-    """The checks a suite file declares itself: `output_schema`, then each assertion."""
-    results: list[CheckResult] = []
-    if table.output_schema is not None:
-        evidence = Evidence(transcript.final_text, transcript.tool_calls)
-        outcome = check_schema(table.output_schema, evidence)
-        results.append(
-            CheckResult(
-                name=OUTPUT_SCHEMA_CHECK,
-                passed=outcome.passed,
-                expected=outcome.expected,
-                actual=outcome.actual,
-                message=outcome.reason,
-            )
-        )
-    for spec in case.assertions:
-        check = get_check(spec.type)
-        if check is None:  # the loader checked; a plugin can only vanish between processes
-            results.append(
-                CheckResult(
-                    name=spec.name, passed=False, message=f"unknown assertion type {spec.type!r}"
-                )
-            )
-            continue
-        result = check.evaluate(spec.params, transcript)
-        result.name = spec.name
-        result.weight = None if spec.weight == 1.0 else spec.weight
-        if not result.passed and not result.message:
-            result.message = "failed"  # every failure says why; a plugin may forget to
-        results.append(result)
-    return _unique_names(results)
-
-
-def _unique_names(results: list[CheckResult]) -> list[CheckResult]:
-    """Two `contains` checks on one text: the second is `... #2`, since results key checks
-    by name."""
-    seen: dict[str, int] = {}
-    for result in results:
-        seen[result.name] = seen.get(result.name, 0) + 1
-        if seen[result.name] > 1:
-            result.name = f"{result.name} #{seen[result.name]}"
-    return results

@@ -1,0 +1,133 @@
+"""The one check protocol: what a suite kind's named checks, the built-in assertion types,
+the `judge` and a plugin's assertion types all are, and the context they judge.
+
+A check class names its `type_name` (what `[[case.assert]] type = "..."` says; for a kind's
+named check, the check's name) and its `params_model` (a pydantic model of its parameters,
+`extra="forbid"`), and `evaluate(params, ctx)` returns one `CheckResult` with expected,
+actual and, on a failure, why. Optional methods, read where present:
+
+- `default_name(params) -> str`: the check's name when a case gives none (else `type_name`);
+- `tools_named(params) -> [(key, tool)]`, `arguments_named(params) -> [(key, tool, arg)]`:
+  tools and tool arguments the parameters name, so the suite loader can check them;
+- `applies(case) -> bool`: False leaves a kind's named check out of this case altogether
+  (an optional field its ground truth does not set), where `n/a` would still list it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from evalctl.cases.schema import Case, SuiteTable
+from evalctl.chat import CompletionResponse, Message
+from evalctl.results.models import CheckResult, ToolCallRecord
+from evalctl.scoring.answer import Answer, read_answer
+from evalctl.scoring.judging import JudgeService
+from evalctl.tools.base import ToolContext
+
+P = TypeVar("P", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the conversation of one case was: every message, every reply, every tool call as
+    it really ran."""
+
+    messages: list[Message]
+    responses: list[CompletionResponse]
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+
+    @property
+    def final_text(self) -> str:
+        return self.responses[-1].content if self.responses else ""
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """Everything a check may judge: the case and its suite, the transcript, the one reading
+    of the final answer (evalctl.scoring.answer), and the run's services."""
+
+    case: Case
+    suite: SuiteTable
+    transcript: Transcript
+    answer: Answer
+    # None outside `evalctl run` (a check then says it has no judge).
+    judge: JudgeService | None = None
+    # The suite's opened resources (`requires`), by name.
+    resources: Mapping[str, Any] = field(default_factory=dict)
+    # The case's tool context (fixtures directory, settings); None outside a run.
+    tools: ToolContext | None = None
+
+
+class Check(Protocol[P]):
+    """One check (see the module docstring)."""
+
+    @property
+    def type_name(self) -> str: ...
+
+    @property
+    def params_model(self) -> type[P]: ...
+
+    def evaluate(self, params: P, ctx: ScoringContext) -> CheckResult: ...
+
+
+class NoParams(BaseModel):
+    """The parameters of a check that takes none (a suite kind's named checks)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+NO_PARAMS = NoParams()
+
+
+class NamedCheck:
+    """A suite kind's named check from a function of the context: `NamedCheck("format",
+    check_format)`. `applies`, when given, leaves the check out of cases it is False for."""
+
+    params_model = NoParams
+
+    def __init__(
+        self,
+        name: str,
+        judge: Callable[[ScoringContext], CheckResult],
+        *,
+        applies: Callable[[Case], bool] | None = None,
+    ):
+        self.type_name = name
+        self._judge = judge
+        self._applies = applies
+
+    def evaluate(self, params: NoParams, ctx: ScoringContext) -> CheckResult:
+        return self._judge(ctx)
+
+    def applies(self, case: Case) -> bool:
+        return self._applies is None or self._applies(case)
+
+
+def named_checks(*checks: NamedCheck) -> dict[str, Check[Any]]:
+    """A kind's `checks` mapping, in report order."""
+    return {check.type_name: check for check in checks}
+
+
+def scoring_context(
+    case: Case,
+    suite: SuiteTable,
+    transcript: Transcript,
+    *,
+    judge: JudgeService | None = None,
+    resources: Mapping[str, Any] | None = None,
+    tools: ToolContext | None = None,
+) -> ScoringContext:
+    """The context of one transcript, its final answer read once (evalctl.scoring.answer)."""
+    return ScoringContext(
+        case=case,
+        suite=suite,
+        transcript=transcript,
+        answer=read_answer(transcript.final_text),
+        judge=judge,
+        resources=resources if resources is not None else {},
+        tools=tools,
+    )

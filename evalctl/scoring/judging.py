@@ -1,0 +1,67 @@
+"""The judge as a service checks use: what a judgement is, what a judge offers, and what the
+run hands the plugin that makes one (evalctl.judge registers it).
+
+The run's judge reaches checks as `ScoringContext.judge` (evalctl.scoring.check), typed,
+never through a resource key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from evalctl.chat import Usage
+from evalctl.config import Settings
+from evalctl.providers.base import Provider
+from evalctl.providers.registry import ProviderOptions
+from evalctl.retry import RetryPolicy
+
+
+@dataclass
+class Judgement:
+    """A judge's answer to one rubric; `error` set (and no verdict) when it could not answer."""
+
+    provider: str
+    model: str
+    verdict: Literal["pass", "fail"] | None = None
+    reason: str = ""
+    reply: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    cached: bool = False
+    error: str | None = None
+
+
+class JudgeService(Protocol):
+    """The run's judge: grades an answer against a rubric."""
+
+    def grade(
+        self,
+        *,
+        rubric: str,
+        case_input: str,
+        answer: str,
+        case_key: str,
+        provider: str | None = None,
+        model: str | None = None,
+    ) -> Judgement: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """What a run offers its judge: settings, the run's provider (reused when the judge is
+    the same model) and options (a scripted run's --script), the retry policy, and whether
+    verdicts are cached (`--no-judge-cache`)."""
+
+    settings: Settings
+    env: Mapping[str, str]
+    run_provider: Provider
+    options: ProviderOptions
+    retry: RetryPolicy
+    cache: bool = True
+
+
+JudgeFactory = Callable[[JudgeSetup], JudgeService]

@@ -73,6 +73,22 @@ class Message(_Model):
 
 ToolChoice = Literal["auto", "none", "required"] | str
 
+# Greedy decoding, the default everywhere: temperature 0 picks the most likely token, so
+# top_p and the seed change nothing, but they are still fixed so that a suite that turns the
+# temperature up gets reproducible samples.
+GREEDY_TEMPERATURE = 0.0
+GREEDY_TOP_P = 1.0
+GREEDY_SEED = 0
+
+
+class Sampling(_Model):
+    """How the next token is drawn. In a request every field is set; in results, a field
+    is None where the provider did not send it (Anthropic's API takes none of them)."""
+
+    temperature: float | None = GREEDY_TEMPERATURE
+    top_p: float | None = GREEDY_TOP_P
+    seed: int | None = GREEDY_SEED
+
 
 class CompletionRequest(_Model):
     messages: list[Message]
@@ -81,15 +97,23 @@ class CompletionRequest(_Model):
     tool_choice: ToolChoice = "auto"
     # When set, the reply must be a JSON document matching this schema.
     json_schema: dict[str, Any] | None = None
-    temperature: float = 0.0
+    temperature: float = GREEDY_TEMPERATURE
+    # Nucleus sampling: only the most likely tokens whose probabilities sum to top_p are
+    # drawn from; 1 keeps them all.
+    top_p: float = GREEDY_TOP_P
     max_tokens: int = 512
-    seed: int | None = 0
+    # None: a fresh random seed (the local engine); the runner always sends one.
+    seed: int | None = GREEDY_SEED
     # Opaque per-request tag (the case key), used for logs and repro files.
     tag: str = ""
     # The local engine ends a degenerate loop (one n-gram repeating back to back) with
     # stop_reason "repetition"; True lets the reply run on (crash-test's request that must
     # still be generating when the daemon is killed).
     allow_repetition: bool = False
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
 
 
 # "repetition": the local engine ended a degenerate loop (one n-gram repeating back to back).

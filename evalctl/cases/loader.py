@@ -229,6 +229,9 @@ def _build_case(
         timeout_s=entry.timeout_s,
         threshold=entry.threshold,
         assertions=specs,
+        temperature=entry.temperature,
+        top_p=entry.top_p,
+        seed=entry.seed,
     )
     # Optional kind hook, `case_problems(suite, case, suite_dir) -> [(field, message)]`: what
     # only the kind can tell (a file a case names, a cross-field rule), found at validate time.

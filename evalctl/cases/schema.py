@@ -20,7 +20,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class SuiteTable(_Strict):
+class _SamplingFields(_Strict):
+    """`temperature`, `top_p` and `seed`, in `[suite]` and in a `[[case]]`; unset here means
+    the next level decides: --flag > case > suite > greedy (temperature 0, top_p 1, seed 0).
+    docs/writing-suites.md, "Sampling"."""
+
+    # 0: greedy, the most likely token every time. The APIs accept up to 2.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
+
+
+class SuiteTable(_SamplingFields):
     name: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
     # Which scorer family the suite belongs to; it fixes the shape of input/expected.
@@ -44,7 +55,7 @@ class SuiteTable(_Strict):
     timeout_s: float | None = Field(default=None, gt=0)
 
 
-class CaseEntry(_Strict):
+class CaseEntry(_SamplingFields):
     id: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
     features: list[str] = Field(default_factory=list)
@@ -85,6 +96,10 @@ class Case(BaseModel):
     threshold: float = 1.0
     # Checks declared in the suite file, scored after the kind's own.
     assertions: list[AssertionSpec] = Field(default_factory=list)
+    # The case's own sampling, where it sets any (see _SamplingFields).
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
 
     @property
     def key(self) -> str:

@@ -15,7 +15,7 @@ from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.models import RunResult
 
 # Options that only make sense when `baseline` starts a run itself.
-_RUN_ONLY = ("--model", "--suite", "--case", "--script", "--cases")
+_RUN_ONLY = ("--model", "--suite", "--case", "--script", "--cases", "--temperature", "--seed")
 
 
 class BaselineOutput(BaseModel):
@@ -88,6 +88,8 @@ def baseline(
             "--out", "-o", help="Baseline file to write (default: baselines/<provider>.json)."
         ),
     ] = None,
+    temperature: Annotated[float | None, options.TEMPERATURE] = None,
+    seed: Annotated[int | None, options.SEED] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
@@ -97,6 +99,8 @@ def baseline(
     Refuses (exit 1) when any case ended in an infrastructure error.
 
     Skipped cases are left out. A --suite/--case run replaces only the entries it selected.
+
+    --temperature and --seed apply to the run it starts (not with --from).
     """
     # Imported on use so `evalctl --help` loads none of the library.
     from evalctl.baselines.model import read_baseline
@@ -112,7 +116,7 @@ def baseline(
     settings = options.settings_from_env()
     bar = settings.min_pass_rate if min_pass_rate is None else min_pass_rate
     if from_results is not None:
-        given = (model, suite, case, script, cases)
+        given = (model, suite, case, script, cases, temperature, seed)
         for flag, value in zip(_RUN_ONLY, given, strict=True):
             if value:
                 raise BadInputError(
@@ -130,6 +134,7 @@ def baseline(
             cases=cases,
             show_progress=not as_json,
         )
+        request.temperature, request.seed = temperature, seed
         from evalctl.runner.execute import execute_run
 
         outcome = execute_run(request, settings, options.environ())

@@ -47,6 +47,16 @@ CASES_PATH = typer.Option(
     "--cases", help="Suite files or directories (default: the cases/ directory)."
 )
 JSON = typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+# Sampling overrides for every suite and case (docs/writing-suites.md, "Sampling").
+TEMPERATURE = typer.Option(
+    "--temperature",
+    min=0.0,
+    max=2.0,
+    help="Sampling temperature for every case, over the suites' own (0: greedy).",
+)
+SEED = typer.Option(
+    "--seed", min=0, max=2**31 - 1, help="Sampling seed for every case, over the suites' own."
+)
 
 
 def settings_from_env() -> Settings:

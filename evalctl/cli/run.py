@@ -163,6 +163,8 @@ def run(
             help="Reuse `judge` verdicts cached under EVALCTL_HOME (--no-judge-cache asks again).",
         ),
     ] = True,
+    temperature: Annotated[float | None, options.TEMPERATURE] = None,
+    seed: Annotated[int | None, options.SEED] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -175,6 +177,7 @@ def run(
     from its journal run, with its original selection; contradicting flags exit 2.
     --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
     --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
+    --temperature and --seed override every suite's and case's sampling.
     """
     from evalctl.sharding import parse_shard
 
@@ -223,6 +226,7 @@ def run(
         )
         request.shard = shard_spec
     _restart_settings(request, resume, restart_per_case, cooldown)
+    _sampling_flags(request, resume, temperature, seed)
     request.judge_cache = judge_cache
     if request.provider == "all":
         return _run_all_providers(
@@ -339,6 +343,33 @@ def _restart_settings(
         cooldown = started.cooldown_s if cooldown is None else cooldown
     request.restart_per_case = restart_per_case
     request.cooldown_s = (cooldown or 0.0) if restart_per_case else 0.0
+
+
+def _sampling_flags(
+    request: RunRequest, resume: Path | None, temperature: float | None, seed: int | None
+) -> None:
+    """--temperature and --seed; a resumed run keeps the ones it started with, and refuses
+    others (they would change how the remaining cases are sampled)."""
+    if resume is not None:
+        from evalctl.runner.resume import read_manifest
+
+        started = read_manifest(resume).header.settings
+        given = (
+            ("--temperature", temperature, started.temperature),
+            ("--seed", seed, started.seed),
+        )
+        for flag, value, recorded in given:
+            if value is not None and value != recorded:
+                was = "unset" if recorded is None else recorded
+                raise BadInputError(
+                    f"the run was started with {flag} {was}, not {value}; a resumed run "
+                    "keeps its original sampling",
+                    field=flag,
+                    hint="drop the flag to resume as started, or start a new run without --resume",
+                )
+        temperature, seed = started.temperature, started.seed
+    request.temperature = temperature
+    request.seed = seed
 
 
 def _repeats(case: CaseResult) -> str | None:

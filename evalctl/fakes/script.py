@@ -74,6 +74,8 @@ class Step(_Model):
     latency_ms: float | None = None  # default: the server's latency
     fault: FaultKind | None = None
     retry_after: float | None = None  # seconds; for `rate_limit`
+    # OpenAI's `system_fingerprint` on the reply (the backend that served it); None: absent.
+    system_fingerprint: str | None = None
 
     @classmethod
     def reply(cls, text: str, **kwargs: Any) -> Step:

@@ -205,7 +205,12 @@ def openai_completion(step: Step, req: RecordedRequest, seq: int) -> dict[str, A
             }
         ],
         "usage": _openai_usage(step, req),
+        **_fingerprint(step),
     }
+
+
+def _fingerprint(step: Step) -> dict[str, str]:
+    return {"system_fingerprint": step.system_fingerprint} if step.system_fingerprint else {}
 
 
 def openai_stream(step: Step, req: RecordedRequest, seq: int, *, usage: bool) -> bytes:
@@ -217,6 +222,7 @@ def openai_stream(step: Step, req: RecordedRequest, seq: int, *, usage: bool) ->
         "object": "chat.completion.chunk",
         "created": 1_700_000_000 + seq,
         "model": req.model,
+        **_fingerprint(step),
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

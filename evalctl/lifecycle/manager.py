@@ -84,6 +84,15 @@ class DaemonStatus(BaseModel):
     requests_served: int = 0
     in_flight: int = 0
     idle_timeout_s: float = 0.0
+    # llama.cpp's build (backends, CPU features), the CPU, and how the model runs on them.
+    system_info: str = ""
+    cpu_model: str = ""
+    n_batch: int = 0
+    n_gpu_layers: int = 0
+    gpu_offload_supported: bool = False
+    # Measured by the daemon (warm-up, then recent requests); 0 when unknown.
+    gen_tokens_per_s: float = 0.0
+    prompt_tokens_per_s: float = 0.0
 
 
 StopHow = Literal["not_running", "shutdown", "sigterm", "sigkill", "failed"]
@@ -241,6 +250,8 @@ class DaemonManager:
         client = self.client()
         while True:
             code = proc.poll()
+            if code is not None and code < 0:
+                raise self._crashed_at_start(-code, offsets)
             if code is not None:
                 # The daemon's own last word (e.g. "cannot load model <file>: ...") says it
                 # in one line; without one, quote what it wrote.
@@ -264,6 +275,21 @@ class DaemonManager:
                     hint=f"full logs: {self.paths.log} and {self.paths.stderr}",
                 )
             time.sleep(POLL_S)
+
+    def _crashed_at_start(self, signum: int, offsets: tuple[int, int]) -> DaemonStartError:
+        """A daemon killed by a signal while starting: a native crash (SIGSEGV, SIGABRT,
+        SIGILL) in llama.cpp or gRPC, or a kill from outside; named, with its logs."""
+        name = signal_name(signum)
+        native = signum in (signal.SIGSEGV, signal.SIGABRT, signal.SIGILL, signal.SIGBUS)
+        what = "crashed (a native crash in llama.cpp or gRPC)" if native else "was killed"
+        return DaemonStartError(
+            f"the inference daemon {what} with {name} while starting; its logs: "
+            f"{self.paths.stderr} and {self.paths.log}\n" + self._log_tail(offsets),
+            hint="SIGILL usually means llama-cpp-python was built for another CPU: "
+            "reinstall it on this machine"
+            if signum == signal.SIGILL
+            else None,
+        )
 
     def _ready_reply(self, client: DaemonClient) -> Any:
         import grpc
@@ -368,6 +394,13 @@ class DaemonManager:
             requests_served=int(r.requests_served),
             in_flight=int(r.in_flight),
             idle_timeout_s=float(r.idle_timeout_s),
+            system_info=str(r.system_info),
+            cpu_model=str(r.cpu_model),
+            n_batch=int(r.n_batch),
+            n_gpu_layers=int(r.n_gpu_layers),
+            gpu_offload_supported=bool(r.gpu_offload_supported),
+            gen_tokens_per_s=float(r.gen_tokens_per_s),
+            prompt_tokens_per_s=float(r.prompt_tokens_per_s),
         )
 
     def _fatal_error(self, offset: int) -> str | None:
@@ -389,6 +422,14 @@ class DaemonManager:
             if lines:
                 parts.append(f"--- {path.name} ---\n" + "\n".join(lines))
         return "\n".join(parts) or "(the daemon wrote nothing to its logs)"
+
+
+def signal_name(signum: int) -> str:
+    """SIGSEGV for 11; "signal 99" for a number Python does not name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _size(path: Path) -> int:

@@ -12,9 +12,10 @@ Mapping from evalctl's chat types:
   an instruction in the system prompt (not enforced) and over a forced tool (it would clash
   with a case's own tools and `tool_choice`, and move the answer out of the reply text); the
   scorer still validates the reply against the case's original schema;
-* `temperature` and `seed` are not sent: API version 2026-10-21 rejects sampling parameters
-  (the SDK dropped them) and Anthropic has no seed, so runs are not bit-reproducible —
-  measure flakiness with repeats;
+* `temperature`, `top_p` and `seed` are not sent: API version 2026-10-21 rejects sampling
+  parameters (the SDK dropped them) and Anthropic has no seed, so runs are not
+  bit-reproducible — measure flakiness with repeats. `sampling_params` is empty, so the
+  results record none of them as sent;
 * stop reasons: end_turn, stop_sequence, refusal, pause_turn -> end_turn; tool_use ->
   tool_use; max_tokens, model_context_window_exceeded -> max_tokens.
 
@@ -132,6 +133,8 @@ def wire_tool_choice(choice: str) -> dict[str, Any]:
 
 class AnthropicProvider:
     name = "anthropic"
+    # Nothing of a request's sampling is sent (see the module docstring).
+    sampling_params: frozenset[str] = frozenset()
 
     def __init__(self, *, model: str, api_key: str, base_url: str, env: Mapping[str, str]):
         import anthropic

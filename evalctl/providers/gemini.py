@@ -18,7 +18,7 @@ Mapping from evalctl's chat types:
   (constrained decoding). With tools, Gemini 2.x refuses a JSON mime type next to function
   calling, so the schema goes into the system instruction instead (not enforced; the scorer
   validates);
-* `temperature`, `max_tokens` (`max_output_tokens`) and `seed` are sent as given;
+* `temperature`, `top_p`, `max_tokens` (`max_output_tokens`) and `seed` are sent as given;
 * finish reasons: MAX_TOKENS -> max_tokens; anything else -> end_turn (tool_use when the reply
   holds function calls). A prompt blocked outright (no candidate) is a permanent error.
 * usage: input = prompt tokens; output = candidate + thinking tokens (both billed as output).
@@ -221,6 +221,7 @@ class GeminiProvider:
         return types.GenerateContentConfig(
             system_instruction=system or None,
             temperature=request.temperature,
+            top_p=request.top_p,
             max_output_tokens=request.max_tokens,
             seed=request.seed,
             tools=tools,

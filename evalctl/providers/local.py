@@ -23,9 +23,16 @@ from typing import Any
 
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
-from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
+from evalctl.errors import (
+    BadInputError,
+    EvalctlError,
+    ProviderError,
+    ServerCrashedError,
+    TransientProviderError,
+)
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
+from evalctl.providers.base import Speed
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
 from evalctl.server.threads import default_threads
@@ -66,6 +73,7 @@ class LocalProvider:
         self._pid: int | None = None
         self._spec = spec
         self._threads: int | None = None
+        self._status: DaemonStatus | None = None
 
     # -- Provider protocol ------------------------------------------------------------
 
@@ -113,7 +121,51 @@ class LocalProvider:
         status = self.manager.ensure_running()
         self._pid = status.pid
         self._threads = status.n_threads or None
+        self._status = status
         return status
+
+    def measured_speed(self) -> Speed | None:
+        """The daemon's measured speeds (its warm-up at load, then recent requests), for the
+        cases' time limits; starts the daemon if needed, so a case's clock does not pay for
+        the model load. None when the daemon cannot start or measured nothing yet: the
+        request that follows reports why it cannot start."""
+        try:
+            if self._pid is None or not self.manager.owner_alive(self._pid):
+                self.manager.drop_client()
+                status = self.ensure_running()
+            else:
+                status = self.manager.status()
+        except EvalctlError:
+            return None
+        if status.gen_tokens_per_s <= 0:
+            return None
+        self._status = status
+        return Speed(
+            gen_tokens_per_s=status.gen_tokens_per_s,
+            prompt_tokens_per_s=status.prompt_tokens_per_s or None,
+            source="measured by the daemon",
+        )
+
+    def platform_info(self) -> dict[str, Any]:
+        """llama.cpp's build, the CPU and how the model ran, from the daemon that served the
+        run (or the last status seen of it), for the results' platform record."""
+        status = self._status
+        if status is None or not status.running:
+            current = self.manager.status()
+            status = current if current.running else status
+        info: dict[str, Any] = {
+            "threads": self._threads or self._spec.n_threads or default_threads(),
+        }
+        if status is not None and status.running:
+            info.update(
+                llama_cpp=status.backend_version or None,
+                system_info=status.system_info or None,
+                cpu=status.cpu_model or None,
+                threads=status.n_threads or info["threads"],
+                batch_size=status.n_batch or None,
+                gpu_layers=status.n_gpu_layers,
+            )
+        return info
 
     def run_settings(self) -> dict[str, Any]:
         """How the model ran, for the results: threads (and who chose them), context size,

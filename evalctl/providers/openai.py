@@ -11,8 +11,10 @@ Mapping from evalctl's chat types:
   their ids and JSON-encoded arguments; a tool result is a `tool` message keyed by
   `tool_call_id` (the API has no error flag: the spy's `error: ...` text says it);
 * `tool_choice`: auto / none / required as strings, a tool name -> that function;
-* `temperature`, `seed` and `max_tokens` are sent as given (`max_tokens`, not
+* `temperature`, `top_p`, `seed` and `max_tokens` are sent as given (`max_tokens`, not
   `max_completion_tokens`: every compatible server knows the former);
+* the reply's `system_fingerprint` (the backend configuration that served it), where the
+  server sends one, is kept for the results' platform record (`platform_info()`);
 * `json_schema`: first as `response_format` type `json_schema` (structured outputs: OpenAI,
   vLLM, Ollama, LM Studio). A server that rejects that type with an error naming
   `response_format` (llama-cpp-python's server: a 500) gets JSON mode instead, from then on:
@@ -170,6 +172,7 @@ class _Collected:
     usage: Usage | None = None
     model: str = ""
     ttft_ms: float | None = None
+    fingerprint: str | None = None
 
 
 class OpenAIProvider:
@@ -205,6 +208,7 @@ class OpenAIProvider:
         # What this endpoint turned out to support; learnt once per run, then kept.
         self._structured_outputs = True
         self._stream = True
+        self._fingerprints: set[str] = set()
 
     @property
     def model(self) -> str:
@@ -226,6 +230,7 @@ class OpenAIProvider:
             "model": self._model,
             "messages": messages,
             "temperature": request.temperature,
+            "top_p": request.top_p,
             "max_tokens": request.max_tokens,
             "extra_headers": self._headers,
         }
@@ -343,6 +348,7 @@ class OpenAIProvider:
     @staticmethod
     def _absorb(collected: _Collected, chunk: ChatCompletionChunk, started: float) -> None:
         collected.model = chunk.model or collected.model
+        collected.fingerprint = chunk.system_fingerprint or collected.fingerprint
         if chunk.usage is not None:
             collected.usage = Usage(
                 input_tokens=chunk.usage.prompt_tokens or 0,
@@ -405,6 +411,7 @@ class OpenAIProvider:
         )
 
     def _from_stream(self, collected: _Collected, started: float) -> CompletionResponse:
+        self._saw_fingerprint(collected.fingerprint)
         calls = [
             ToolCall(
                 id=slot["id"] or f"call_{index}",
@@ -433,6 +440,7 @@ class OpenAIProvider:
 
     def _convert(self, completion: ChatCompletion, started: float) -> CompletionResponse:
         choice = completion.choices[0]
+        self._saw_fingerprint(completion.system_fingerprint)
         message = choice.message
         calls = [
             ToolCall(
@@ -457,6 +465,16 @@ class OpenAIProvider:
             started=started,
             ttft_ms=None,
         )
+
+    def platform_info(self) -> dict[str, Any]:
+        """The `system_fingerprint`s the server reported over the run (none: it sent none)."""
+        with self._lock:
+            return {"system_fingerprints": sorted(self._fingerprints)}
+
+    def _saw_fingerprint(self, fingerprint: str | None) -> None:
+        if fingerprint:
+            with self._lock:
+                self._fingerprints.add(fingerprint)
 
     def close(self) -> None:
         self._client.close()

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from evalctl.chat import CompletionRequest, CompletionResponse
-from evalctl.providers.base import Provider, provider_run_settings
+from evalctl.providers.base import (
+    SAMPLING_PARAMS,
+    Provider,
+    Speed,
+    measured_speed,
+    provider_platform,
+    provider_run_settings,
+)
 
 P = TypeVar("P", bound=Provider)
 
@@ -28,8 +35,18 @@ class ProviderWrapper(Generic[P]):
     def capabilities(self) -> frozenset[str]:
         return self.inner.capabilities
 
+    @property
+    def sampling_params(self) -> frozenset[str]:
+        return frozenset(getattr(self.inner, "sampling_params", SAMPLING_PARAMS))
+
     def run_settings(self) -> dict[str, Any]:
         return provider_run_settings(self.inner)
+
+    def platform_info(self) -> dict[str, Any]:
+        return provider_platform(self.inner)
+
+    def measured_speed(self) -> Speed | None:
+        return measured_speed(self.inner)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         return self.inner.complete(request, timeout=timeout)

@@ -6,7 +6,9 @@ than produce a result that mixes things:
 - a file that is not a shard, or a shard that was interrupted (its missing cases would look
   like deleted ones);
 - shards of different runs: another provider, model or model weights, other suite
-  versions, repeats, timeout, sampling settings, selection or evalctl version;
+  versions, repeats, timeout, sampling or max_tokens per suite, selection or evalctl
+  version (the platform may differ: shards can run on different machines, and the merged
+  platform keeps what they share);
 - two files for the same shard, a case present in two files, a missing shard, or a case in
   a shard that does not own it.
 """
@@ -22,6 +24,7 @@ from typing import Any
 from evalctl.config import ModelPrice
 from evalctl.errors import BadInputError
 from evalctl.results.models import RUN_SCHEMA_VERSION, CaseResult, RunResult
+from evalctl.results.platform import common_platform
 from evalctl.results.summary import summarize
 from evalctl.sharding import in_shard
 
@@ -33,6 +36,7 @@ _SAME = (
     "evalctl_version",
     "settings.temperature",
     "settings.seed",
+    "settings.sampling",
     "settings.max_tokens",
     "settings.repeats",
     "settings.timeout_s",
@@ -153,6 +157,7 @@ def merge_shards(
             "settings": first.settings.model_copy(update={"shard": None}),
             "cases": cases,
             "system_prompts": {k: v for _, r in shards for k, v in r.system_prompts.items()},
+            "platform": common_platform([r.platform for _, r in shards]),
             # A merge of version 1 shards is written in today's format.
             "schema_version": RUN_SCHEMA_VERSION,
             "summary": summarize(

@@ -6,9 +6,17 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
-from evalctl.chat import CompletionResponse, Message, StopReason, Usage
+from evalctl.chat import CompletionResponse, Message, Sampling, StopReason, Usage
+from evalctl.results.platform import Platform
 
 # Final keeps the type Literal[1], which the `schema_version` fields below require. Soak and
 # crash-test results are still at version 1.
@@ -171,6 +179,10 @@ class CaseResult(_Strict):
     tokens_per_s: float | None = None
     # With --restart-per-case: the fresh daemon this case ran on.
     daemon: CaseDaemon | None = None
+    # The sampling this case's requests were sent (flag > case > suite > greedy), as the
+    # provider sent it: None in a field it does not send. None in files written before
+    # sampling could be set, when every request was greedy with seed 0.
+    sampling: Sampling | None = None
 
     def pass_counts(self) -> tuple[int, int]:
         """(passed, scored) over the attempts. Crash retries end in `error`, so they do not
@@ -199,9 +211,15 @@ class Shard(_Strict):
 
 
 class RunSettings(_Strict):
-    temperature: float = 0.0
-    seed: int | None = 0
-    max_tokens: int | None = None
+    # --temperature and --seed as given (None: not given, each suite's and case's own
+    # apply); `run --resume` gives them again. Files written before sampling could be set
+    # hold 0.0 and 0 here, which is what every request was sent then.
+    temperature: float | None = None
+    seed: int | None = None
+    # Per suite: the sampling and max_tokens its requests were sent, as the provider sent
+    # them (a case's own sampling, where it has one, is on the case). Empty in older files.
+    sampling: dict[str, Sampling] = Field(default_factory=dict)
+    max_tokens: dict[str, int] = Field(default_factory=dict)
     repeats: int = 1
     timeout_s: float
     suites: list[str] = Field(default_factory=list)
@@ -215,6 +233,12 @@ class RunSettings(_Strict):
     # The full-benchmark procedure: a fresh daemon per case, `cooldown_s` apart.
     restart_per_case: bool = False
     cooldown_s: float = 0.0
+
+    @field_validator("max_tokens", mode="before")
+    @classmethod
+    def _legacy_max_tokens(cls, value: Any) -> Any:
+        # Files written before it was recorded per suite hold null: it was never set.
+        return {} if value is None else value
 
 
 class Environment(_Strict):
@@ -273,6 +297,9 @@ class RunResult(_Strict):
     # System prompts the transcripts refer to, by `prompt_ref` (each stored once).
     system_prompts: dict[str, str] = Field(default_factory=dict)
     summary: Summary = Field(default_factory=Summary)
+    # What produced the replies (llama.cpp's build and CPU, or the API's fingerprint);
+    # None in files written before it was recorded.
+    platform: Platform | None = None
 
 
 def prompt_ref(text: str) -> str:

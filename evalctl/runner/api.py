@@ -32,6 +32,9 @@ class RunRequest:
     cooldown_s: float = 0.0
     # Reuse judgements cached under EVALCTL_HOME (`--no-judge-cache` turns it off).
     judge_cache: bool = True
+    # --temperature and --seed: override every suite's and case's own (None: not given).
+    temperature: float | None = None
+    seed: int | None = None
 
 
 @dataclass

@@ -10,14 +10,22 @@ from pathlib import Path
 from typing import Any
 
 from evalctl.cases.schema import Case, Suite
-from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall, Usage
+from evalctl.chat import (
+    CompletionRequest,
+    CompletionResponse,
+    Message,
+    Sampling,
+    ToolCall,
+    Usage,
+)
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ServerCrashedError
 from evalctl.plugin_loader import get_check
-from evalctl.providers.base import Provider
+from evalctl.providers.base import Provider, measured_speed
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
 from evalctl.retry import RetryPolicy
+from evalctl.runner.timelimit import case_limit
 from evalctl.scoring.check import Transcript, scoring_context
 from evalctl.scoring.judging import JudgeService
 from evalctl.scoring.kinds import RequestShape, SuiteKind, opening_messages, shape_for
@@ -44,6 +52,12 @@ class CaseSetup:
     resources: dict[str, Any]
     # The run's judge, for `judge` checks; None where the run has none.
     judge: JudgeService | None = None
+    # What every request of the case is sent (flag > case > suite > greedy:
+    # evalctl.runner.sampling).
+    sampling: Sampling = field(default_factory=Sampling)
+    # False: `timeout_s` is only the configured floor, and the provider's measured speed
+    # may lengthen it (evalctl.runner.timelimit). True: the user set it; taken as given.
+    timeout_explicit: bool = True
 
 
 @dataclass
@@ -94,8 +108,6 @@ def _complete_by(
 
 def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> AttemptOutcome:
     case, table = setup.case, setup.suite.table
-    started = time.monotonic()
-    deadline = started + setup.timeout_s
     ctx = ToolContext(
         case=case,
         fixtures_dir=setup.suite.directory / "fixtures",
@@ -106,6 +118,19 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     shape = shape_for(setup.kind, table, case)
     tool_defs = [tool.definition for tool in setup.tools.values()]
     messages = opening_messages(setup.kind, table, case, ctx)
+    # Sized before the clock starts: asking the local provider for its speed may start its
+    # daemon, and the model load is not the case's time.
+    limit = case_limit(
+        explicit_s=setup.timeout_s if setup.timeout_explicit else None,
+        floor_s=setup.timeout_s,
+        turns=table.max_turns + 1,  # + the last answer turn the runner may add
+        max_tokens=table.max_tokens,
+        prompt_chars=sum(len(m.content) for m in messages)
+        + sum(len(json.dumps(t.parameters)) + len(t.description) for t in tool_defs),
+        speed=None if setup.timeout_explicit else measured_speed(provider),
+    )
+    started = time.monotonic()
+    deadline = started + limit.seconds
     responses: list[CompletionResponse] = []
     turns: list[TurnRecord] = []
     usage = Usage()
@@ -134,7 +159,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     def ask(turn: int, tool_choice: str, *, final: bool = False) -> CompletionResponse:
         nonlocal request, usage
         if deadline - time.monotonic() <= 0:
-            raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+            raise CaseTimeoutError(limit.timed_out(time.monotonic() - started))
         # What this request adds to the conversation: everything after the previous reply.
         since = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
         request = CompletionRequest(
@@ -144,6 +169,8 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             json_schema=shape.json_schema,
             max_tokens=table.max_tokens,
             tag=case.key,
+            # Resolved for the case, every field set (evalctl.runner.sampling).
+            **setup.sampling.model_dump(),
         )
         record = TurnRecord(
             turn=turn,
@@ -158,7 +185,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         responses.append(response)
         usage = usage + response.usage
         if response.stop_reason == "timeout":
-            raise CaseTimeoutError(f"case timed out after {setup.timeout_s:g}s")
+            raise CaseTimeoutError(limit.timed_out(time.monotonic() - started))
         messages.append(response.as_message())
         return response
 

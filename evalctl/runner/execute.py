@@ -20,7 +20,12 @@ from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, make_judge
-from evalctl.providers.base import Provider, provider_run_settings
+from evalctl.providers.base import (
+    Provider,
+    provider_platform,
+    provider_run_settings,
+    sent_sampling,
+)
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
 from evalctl.providers.scripted import check_script_keys
 from evalctl.results.io import write_run
@@ -32,6 +37,7 @@ from evalctl.results.models import (
     Shard,
     prompt_ref,
 )
+from evalctl.results.platform import platform_of
 from evalctl.results.summary import summarize
 from evalctl.retry import RetryPolicy
 from evalctl.runner import environment, resume
@@ -42,6 +48,7 @@ from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
 from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
+from evalctl.runner.sampling import SamplingFlags, resolve_sampling
 from evalctl.runner.suite_tools import suite_tools
 from evalctl.scoring.judging import JudgeService, JudgeSetup
 from evalctl.sharding import in_shard
@@ -88,14 +95,27 @@ def _setups(
         assert kind is not None  # the loader rejected unknown kinds
         tools = suite_tools(suite)
         for case in suite.cases:
-            timeout = (
-                request.timeout_s
-                or case.timeout_s
-                or suite.table.timeout_s
-                or settings.case_timeout_s
+            # A limit the user set is taken as given; without one, the configured case
+            # timeout is a floor the measured speed may raise (evalctl.runner.timelimit).
+            explicit = request.timeout_s or case.timeout_s or suite.table.timeout_s
+            setup = CaseSetup(
+                suite,
+                case,
+                kind,
+                tools,
+                settings,
+                explicit or settings.case_timeout_s,
+                resources,
+                judge,
+                sampling=resolve_sampling(_flags(request), suite.table, case),
+                timeout_explicit=explicit is not None,
             )
-            setups.append(CaseSetup(suite, case, kind, tools, settings, timeout, resources, judge))
+            setups.append(setup)
     return setups
+
+
+def _flags(request: RunRequest) -> SamplingFlags:
+    return SamplingFlags(temperature=request.temperature, seed=request.seed)
 
 
 def execute_run(
@@ -196,9 +216,9 @@ def _execute(
                 run_dir=out_dir,
             )
 
-        if isinstance(provider, RestartPerCase):
-            return provider.around_case(run)
-        return run()
+        result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
+        result.sampling = sent_sampling(provider, setup.sampling)
+        return result
 
     # Only providers whose backends take parallel requests run concurrently: the local daemon
     # serialises generation, so concurrency there would only queue requests and skew latencies.
@@ -229,6 +249,7 @@ def _execute(
     result.finished_at = _now()
     result.interrupted = interrupted
     result.provider.settings = provider_run_settings(provider)
+    result.platform = platform_of(provider.name, provider.model, provider_platform(provider))
     result.summary = summarize(
         result.cases, provider.name, model=provider.model, prices=settings.prices
     )
@@ -262,6 +283,13 @@ def _header(
             timeout_s=request.timeout_s or settings.case_timeout_s,
             suites=[s.name for s in suites],
             suite_versions={s.name: s.table.version for s in suites},
+            temperature=request.temperature,
+            seed=request.seed,
+            sampling={
+                s.name: sent_sampling(provider, resolve_sampling(_flags(request), s.table))
+                for s in suites
+            },
+            max_tokens={s.name: s.table.max_tokens for s in suites},
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
             case_glob=request.case_glob,

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from evalctl.chat import (
+    GREEDY_TOP_P,
     CompletionRequest,
     CompletionResponse,
     Message,
@@ -109,6 +110,7 @@ def request_to_pb(request: CompletionRequest, *, timeout_s: float) -> Any:
     )
     if request.seed is not None:
         out.seed = request.seed
+    out.top_p = request.top_p
     return out
 
 
@@ -131,6 +133,7 @@ def request_from_pb(request: Any, *, default_max_tokens: int) -> CompletionReque
             if request.json_schema
             else None,
             temperature=request.temperature,
+            top_p=request.top_p if request.HasField("top_p") else GREEDY_TOP_P,
             max_tokens=request.max_tokens if request.max_tokens > 0 else default_max_tokens,
             seed=request.seed if request.HasField("seed") else None,
             tag=request.tag,

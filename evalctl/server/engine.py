@@ -29,6 +29,7 @@ from typing import Any
 from evalctl.chat import (
     CompletionRequest,
     CompletionResponse,
+    Message,
     StopReason,
     Timings,
     ToolCall,
@@ -43,15 +44,24 @@ from evalctl.server.prompt import (
     call_from_json,
 )
 from evalctl.server.repetition import RepetitionDetector
+from evalctl.server.speed import SpeedMeter
 from evalctl.server.threads import default_threads
 
-# Sampling: top-k/top-p/min-p are llama-cpp-python's chat defaults and do nothing at
-# temperature 0 (greedy). A mild repeat penalty keeps a small model out of loops in free
+# Sampling: top-k and min-p are llama-cpp-python's chat defaults; top_p, the temperature and
+# the seed come with each request. At temperature 0 llama.cpp samples greedily and none of
+# them changes anything. A mild repeat penalty keeps a small model out of loops in free
 # text; under a grammar it would only push the model off the JSON it must write.
-TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+TOP_K, MIN_P = 40, 0.05
 REPEAT_PENALTY_TEXT = 1.1
 REPEAT_PENALTY_GRAMMAR = 1.0
 GRAMMAR_CACHE_SIZE = 32
+# The warm-up request at load, which gives the first speed figures (evalctl.server.speed)
+# before any client waits on them: a few tokens, so it costs a fraction of a second.
+WARM_UP_PROMPT = (
+    "Here is a short list of fruit: apple, banana, cherry, date, elderberry, fig, grape. "
+    "Name the third one."
+)
+WARM_UP_TOKENS = 8
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class EngineConfig:
     # machines pass 1.
     n_threads: int | None = None
     n_batch: int = 512
+    # Layers offloaded to a GPU; 0 keeps the model on the CPU.
+    n_gpu_layers: int = 0
     # Keep the KV cache between requests and evaluate only what follows the shared prefix.
     prefix_cache: bool = True
 
@@ -98,6 +110,7 @@ class Engine:
         self._builder: PromptBuilder | None = None
         self._grammars: OrderedDict[str, Any] = OrderedDict()
         self._is_eog: Callable[[int], bool] = lambda _token: False
+        self.speed = SpeedMeter()
 
     @property
     def loaded(self) -> bool:
@@ -119,6 +132,7 @@ class Engine:
             "model_path": str(self.config.model_path),
             "n_ctx": self.config.n_ctx,
             "n_batch": self.config.n_batch,
+            "n_gpu_layers": self.config.n_gpu_layers,
             "seed": 0,
             "verbose": False,
         }
@@ -147,6 +161,17 @@ class Engine:
         self._is_eog = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
         self._builder = PromptBuilder(template, render)
         self._llm = llm
+
+    def warm_up(self) -> None:
+        """One short greedy request, so the speed meter has figures before the first client
+        request; the cache it leaves is only a prefix the next request may share."""
+        self.complete(
+            CompletionRequest(
+                messages=[Message.user(WARM_UP_PROMPT)],
+                max_tokens=WARM_UP_TOKENS,
+                tag="warm-up",
+            )
+        )
 
     def close(self, timeout: float = -1) -> bool:
         """Free the model once no request holds it; False if one still did after `timeout`."""
@@ -234,7 +259,7 @@ class Engine:
         stream = llm.generate(
             tokens,
             top_k=TOP_K,
-            top_p=TOP_P,
+            top_p=request.top_p,
             min_p=MIN_P,
             temp=max(request.temperature, 0.0),
             repeat_penalty=REPEAT_PENALTY_GRAMMAR if grammar else REPEAT_PENALTY_TEXT,
@@ -280,6 +305,14 @@ class Engine:
             if on_delta is not None:
                 on_delta(rest)
         usage = Usage(input_tokens=len(tokens), output_tokens=n_out, cached_input_tokens=cached)
+        if first_at is not None and last_at is not None:
+            self.speed.add(
+                generated=n_out - 1,
+                gen_seconds=last_at - first_at,
+                prompt_tokens=len(tokens) - cached,
+                # Up to the first token: prompt evaluation plus one sampling step.
+                prompt_seconds=first_at - started,
+            )
         text = "".join(pieces)
         content, calls = self._interpret(plan, text)
         stop: StopReason = finish

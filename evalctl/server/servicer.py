@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 
 from evalctl.chat import CompletionRequest
-from evalctl.server import convert
+from evalctl.server import convert, hardware
 from evalctl.server.engine import ContextOverflowError, Engine, EngineResult
 from evalctl.server.gen import inference_pb2 as pb
 from evalctl.server.gen import inference_pb2_grpc as pb_grpc
@@ -106,6 +106,10 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
         self._info = info
         self._log = log
         self._request_shutdown = request_shutdown
+        # Fixed for the life of the process: read once, not at every status probe.
+        self._system_info = hardware.system_info()
+        self._cpu_model = hardware.cpu_model()
+        self._gpu_offload = hardware.gpu_offload_supported()
 
     # -- RPCs -------------------------------------------------------------------------
 
@@ -176,6 +180,13 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             idle_timeout_s=self._info.idle_timeout_s,
             socket_path=self._info.socket_path,
             n_threads=self._engine.n_threads,
+            system_info=self._system_info,
+            cpu_model=self._cpu_model,
+            n_batch=self._engine.config.n_batch,
+            n_gpu_layers=self._engine.config.n_gpu_layers,
+            gpu_offload_supported=self._gpu_offload,
+            gen_tokens_per_s=self._engine.speed.gen_tokens_per_s,
+            prompt_tokens_per_s=self._engine.speed.prompt_tokens_per_s,
         )
 
     def Shutdown(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$evalctl/inference/v1/inference.proto\x12\x14\x65valctl.inference.v1\"E\n\x07ToolDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x17\n\x0fparameters_json\x18\x03 \x01(\t\"<\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\"\xae\x01\n\x07Message\x12(\n\x04role\x18\x01 \x01(\x0e\x32\x1a.evalctl.inference.v1.Role\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x32\n\ntool_calls\x18\x03 \x03(\x0b\x32\x1e.evalctl.inference.v1.ToolCall\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\x10\n\x08is_error\x18\x06 \x01(\x08\"\x99\x02\n\x0f\x43ompleteRequest\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x1d.evalctl.inference.v1.Message\x12,\n\x05tools\x18\x02 \x03(\x0b\x32\x1d.evalctl.inference.v1.ToolDef\x12\x13\n\x0btool_choice\x18\x03 \x01(\t\x12\x13\n\x0bjson_schema\x18\x04 \x01(\t\x12\x13\n\x0btemperature\x18\x05 \x01(\x01\x12\x12\n\nmax_tokens\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x03H\x00\x88\x01\x01\x12\x11\n\ttimeout_s\x18\x08 \x01(\x01\x12\x0b\n\x03tag\x18\t \x01(\t\x12\x18\n\x10\x61llow_repetition\x18\n \x01(\x08\x42\x07\n\x05_seed\"Q\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x05\x12\x15\n\routput_tokens\x18\x02 \x01(\x05\x12\x1b\n\x13\x63\x61\x63hed_input_tokens\x18\x03 \x01(\x05\"{\n\x07Timings\x12\x14\n\x07ttft_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x10\n\x08total_ms\x18\x02 \x01(\x01\x12\x19\n\x0ctokens_per_s\x18\x03 \x01(\x01H\x01\x88\x01\x01\x12\x10\n\x08queue_ms\x18\x04 \x01(\x01\x42\n\n\x08_ttft_msB\x0f\n\r_tokens_per_s\"\xf9\x01\n\x10\x43ompleteResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x32\n\ntool_calls\x18\x02 \x03(\x0b\x32\x1e.evalctl.inference.v1.ToolCall\x12\x35\n\x0bstop_reason\x18\x03 \x01(\x0e\x32 .evalctl.inference.v1.StopReason\x12*\n\x05usage\x18\x04 \x01(\x0b\x32\x1b.evalctl.inference.v1.Usage\x12.\n\x07timings\x18\x05 \x01(\x0b\x32\x1d.evalctl.inference.v1.Timings\x12\r\n\x05model\x18\x06 \x01(\t\"d\n\rCompleteChunk\x12\x0f\n\x05\x64\x65lta\x18\x01 \x01(\tH\x00\x12\x37\n\x05\x66inal\x18\x02 \x01(\x0b\x32&.evalctl.inference.v1.CompleteResponseH\x00\x42\t\n\x07payload\"\x12\n\x10GetStatusRequest\"\xcf\x02\n\x11GetStatusResponse\x12\r\n\x05ready\x18\x01 \x01(\x08\x12\x12\n\nmodel_name\x18\x02 \x01(\t\x12\x14\n\x0cmodel_sha256\x18\x03 \x01(\t\x12\x12\n\nmodel_path\x18\x04 \x01(\t\x12\x18\n\x10model_size_bytes\x18\x05 \x01(\x03\x12\r\n\x05n_ctx\x18\x06 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x07 \x01(\t\x12\x17\n\x0f\x62\x61\x63kend_version\x18\x08 \x01(\t\x12\x0f\n\x07version\x18\t \x01(\t\x12\x0b\n\x03pid\x18\n \x01(\x05\x12\x10\n\x08uptime_s\x18\x0b \x01(\x01\x12\x17\n\x0frequests_served\x18\x0c \x01(\x03\x12\x11\n\tin_flight\x18\r \x01(\x05\x12\x16\n\x0eidle_timeout_s\x18\x0e \x01(\x01\x12\x13\n\x0bsocket_path\x18\x0f \x01(\t\x12\x11\n\tn_threads\x18\x10 \x01(\x05\"\"\n\x0fShutdownRequest\x12\x0f\n\x07grace_s\x18\x01 \x01(\x01\"$\n\x10ShutdownResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x08*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bROLE_SYSTEM\x10\x01\x12\r\n\tROLE_USER\x10\x02\x12\x12\n\x0eROLE_ASSISTANT\x10\x03\x12\r\n\tROLE_TOOL\x10\x04*\xae\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14STOP_REASON_END_TURN\x10\x01\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x02\x12\x1a\n\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x17\n\x13STOP_REASON_TIMEOUT\x10\x04\x12\x1a\n\x16STOP_REASON_REPETITION\x10\x05\x32\x86\x03\n\x10InferenceService\x12Y\n\x08\x43omplete\x12%.evalctl.inference.v1.CompleteRequest\x1a&.evalctl.inference.v1.CompleteResponse\x12^\n\x0e\x43ompleteStream\x12%.evalctl.inference.v1.CompleteRequest\x1a#.evalctl.inference.v1.CompleteChunk0\x01\x12\\\n\tGetStatus\x12&.evalctl.inference.v1.GetStatusRequest\x1a\'.evalctl.inference.v1.GetStatusResponse\x12Y\n\x08Shutdown\x12%.evalctl.inference.v1.ShutdownRequest\x1a&.evalctl.inference.v1.ShutdownResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$evalctl/inference/v1/inference.proto\x12\x14\x65valctl.inference.v1\"E\n\x07ToolDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x17\n\x0fparameters_json\x18\x03 \x01(\t\"<\n\x08ToolCall\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x03 \x01(\t\"\xae\x01\n\x07Message\x12(\n\x04role\x18\x01 \x01(\x0e\x32\x1a.evalctl.inference.v1.Role\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x32\n\ntool_calls\x18\x03 \x03(\x0b\x32\x1e.evalctl.inference.v1.ToolCall\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x0c\n\x04name\x18\x05 \x01(\t\x12\x10\n\x08is_error\x18\x06 \x01(\x08\"\xb7\x02\n\x0f\x43ompleteRequest\x12/\n\x08messages\x18\x01 \x03(\x0b\x32\x1d.evalctl.inference.v1.Message\x12,\n\x05tools\x18\x02 \x03(\x0b\x32\x1d.evalctl.inference.v1.ToolDef\x12\x13\n\x0btool_choice\x18\x03 \x01(\t\x12\x13\n\x0bjson_schema\x18\x04 \x01(\t\x12\x13\n\x0btemperature\x18\x05 \x01(\x01\x12\x12\n\nmax_tokens\x18\x06 \x01(\x05\x12\x11\n\x04seed\x18\x07 \x01(\x03H\x00\x88\x01\x01\x12\x11\n\ttimeout_s\x18\x08 \x01(\x01\x12\x0b\n\x03tag\x18\t \x01(\t\x12\x18\n\x10\x61llow_repetition\x18\n \x01(\x08\x12\x12\n\x05top_p\x18\x0b \x01(\x01H\x01\x88\x01\x01\x42\x07\n\x05_seedB\x08\n\x06_top_p\"Q\n\x05Usage\x12\x14\n\x0cinput_tokens\x18\x01 \x01(\x05\x12\x15\n\routput_tokens\x18\x02 \x01(\x05\x12\x1b\n\x13\x63\x61\x63hed_input_tokens\x18\x03 \x01(\x05\"{\n\x07Timings\x12\x14\n\x07ttft_ms\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x10\n\x08total_ms\x18\x02 \x01(\x01\x12\x19\n\x0ctokens_per_s\x18\x03 \x01(\x01H\x01\x88\x01\x01\x12\x10\n\x08queue_ms\x18\x04 \x01(\x01\x42\n\n\x08_ttft_msB\x0f\n\r_tokens_per_s\"\xf9\x01\n\x10\x43ompleteResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x32\n\ntool_calls\x18\x02 \x03(\x0b\x32\x1e.evalctl.inference.v1.ToolCall\x12\x35\n\x0bstop_reason\x18\x03 \x01(\x0e\x32 .evalctl.inference.v1.StopReason\x12*\n\x05usage\x18\x04 \x01(\x0b\x32\x1b.evalctl.inference.v1.Usage\x12.\n\x07timings\x18\x05 \x01(\x0b\x32\x1d.evalctl.inference.v1.Timings\x12\r\n\x05model\x18\x06 \x01(\t\"d\n\rCompleteChunk\x12\x0f\n\x05\x64\x65lta\x18\x01 \x01(\tH\x00\x12\x37\n\x05\x66inal\x18\x02 \x01(\x0b\x32&.evalctl.inference.v1.CompleteResponseH\x00\x42\t\n\x07payload\"\x12\n\x10GetStatusRequest\"\xf4\x03\n\x11GetStatusResponse\x12\r\n\x05ready\x18\x01 \x01(\x08\x12\x12\n\nmodel_name\x18\x02 \x01(\t\x12\x14\n\x0cmodel_sha256\x18\x03 \x01(\t\x12\x12\n\nmodel_path\x18\x04 \x01(\t\x12\x18\n\x10model_size_bytes\x18\x05 \x01(\x03\x12\r\n\x05n_ctx\x18\x06 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x07 \x01(\t\x12\x17\n\x0f\x62\x61\x63kend_version\x18\x08 \x01(\t\x12\x0f\n\x07version\x18\t \x01(\t\x12\x0b\n\x03pid\x18\n \x01(\x05\x12\x10\n\x08uptime_s\x18\x0b \x01(\x01\x12\x17\n\x0frequests_served\x18\x0c \x01(\x03\x12\x11\n\tin_flight\x18\r \x01(\x05\x12\x16\n\x0eidle_timeout_s\x18\x0e \x01(\x01\x12\x13\n\x0bsocket_path\x18\x0f \x01(\t\x12\x11\n\tn_threads\x18\x10 \x01(\x05\x12\x13\n\x0bsystem_info\x18\x11 \x01(\t\x12\x11\n\tcpu_model\x18\x12 \x01(\t\x12\x0f\n\x07n_batch\x18\x13 \x01(\x05\x12\x14\n\x0cn_gpu_layers\x18\x14 \x01(\x05\x12\x1d\n\x15gpu_offload_supported\x18\x15 \x01(\x08\x12\x18\n\x10gen_tokens_per_s\x18\x16 \x01(\x01\x12\x1b\n\x13prompt_tokens_per_s\x18\x17 \x01(\x01\"\"\n\x0fShutdownRequest\x12\x0f\n\x07grace_s\x18\x01 \x01(\x01\"$\n\x10ShutdownResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x08*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n\x0bROLE_SYSTEM\x10\x01\x12\r\n\tROLE_USER\x10\x02\x12\x12\n\x0eROLE_ASSISTANT\x10\x03\x12\r\n\tROLE_TOOL\x10\x04*\xae\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14STOP_REASON_END_TURN\x10\x01\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x02\x12\x1a\n\x16STOP_REASON_MAX_TOKENS\x10\x03\x12\x17\n\x13STOP_REASON_TIMEOUT\x10\x04\x12\x1a\n\x16STOP_REASON_REPETITION\x10\x05\x32\x86\x03\n\x10InferenceService\x12Y\n\x08\x43omplete\x12%.evalctl.inference.v1.CompleteRequest\x1a&.evalctl.inference.v1.CompleteResponse\x12^\n\x0e\x43ompleteStream\x12%.evalctl.inference.v1.CompleteRequest\x1a#.evalctl.inference.v1.CompleteChunk0\x01\x12\\\n\tGetStatus\x12&.evalctl.inference.v1.GetStatusRequest\x1a\'.evalctl.inference.v1.GetStatusResponse\x12Y\n\x08Shutdown\x12%.evalctl.inference.v1.ShutdownRequest\x1a&.evalctl.inference.v1.ShutdownResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'evalctl.inference.v1.inference_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ROLE']._serialized_start=1650
-  _globals['_ROLE']._serialized_end=1745
-  _globals['_STOPREASON']._serialized_start=1748
-  _globals['_STOPREASON']._serialized_end=1922
+  _globals['_ROLE']._serialized_start=1845
+  _globals['_ROLE']._serialized_end=1940
+  _globals['_STOPREASON']._serialized_start=1943
+  _globals['_STOPREASON']._serialized_end=2117
   _globals['_TOOLDEF']._serialized_start=62
   _globals['_TOOLDEF']._serialized_end=131
   _globals['_TOOLCALL']._serialized_start=133
@@ -42,23 +42,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MESSAGE']._serialized_start=196
   _globals['_MESSAGE']._serialized_end=370
   _globals['_COMPLETEREQUEST']._serialized_start=373
-  _globals['_COMPLETEREQUEST']._serialized_end=654
-  _globals['_USAGE']._serialized_start=656
-  _globals['_USAGE']._serialized_end=737
-  _globals['_TIMINGS']._serialized_start=739
-  _globals['_TIMINGS']._serialized_end=862
-  _globals['_COMPLETERESPONSE']._serialized_start=865
-  _globals['_COMPLETERESPONSE']._serialized_end=1114
-  _globals['_COMPLETECHUNK']._serialized_start=1116
-  _globals['_COMPLETECHUNK']._serialized_end=1216
-  _globals['_GETSTATUSREQUEST']._serialized_start=1218
-  _globals['_GETSTATUSREQUEST']._serialized_end=1236
-  _globals['_GETSTATUSRESPONSE']._serialized_start=1239
-  _globals['_GETSTATUSRESPONSE']._serialized_end=1574
-  _globals['_SHUTDOWNREQUEST']._serialized_start=1576
-  _globals['_SHUTDOWNREQUEST']._serialized_end=1610
-  _globals['_SHUTDOWNRESPONSE']._serialized_start=1612
-  _globals['_SHUTDOWNRESPONSE']._serialized_end=1648
-  _globals['_INFERENCESERVICE']._serialized_start=1925
-  _globals['_INFERENCESERVICE']._serialized_end=2315
+  _globals['_COMPLETEREQUEST']._serialized_end=684
+  _globals['_USAGE']._serialized_start=686
+  _globals['_USAGE']._serialized_end=767
+  _globals['_TIMINGS']._serialized_start=769
+  _globals['_TIMINGS']._serialized_end=892
+  _globals['_COMPLETERESPONSE']._serialized_start=895
+  _globals['_COMPLETERESPONSE']._serialized_end=1144
+  _globals['_COMPLETECHUNK']._serialized_start=1146
+  _globals['_COMPLETECHUNK']._serialized_end=1246
+  _globals['_GETSTATUSREQUEST']._serialized_start=1248
+  _globals['_GETSTATUSREQUEST']._serialized_end=1266
+  _globals['_GETSTATUSRESPONSE']._serialized_start=1269
+  _globals['_GETSTATUSRESPONSE']._serialized_end=1769
+  _globals['_SHUTDOWNREQUEST']._serialized_start=1771
+  _globals['_SHUTDOWNREQUEST']._serialized_end=1805
+  _globals['_SHUTDOWNRESPONSE']._serialized_start=1807
+  _globals['_SHUTDOWNRESPONSE']._serialized_end=1843
+  _globals['_INFERENCESERVICE']._serialized_start=2120
+  _globals['_INFERENCESERVICE']._serialized_end=2510
 # @@protoc_insertion_point(module_scope)

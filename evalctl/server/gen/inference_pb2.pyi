@@ -72,7 +72,7 @@ class Message(_message.Message):
     def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., is_error: _Optional[bool] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("messages", "tools", "tool_choice", "json_schema", "temperature", "max_tokens", "seed", "timeout_s", "tag", "allow_repetition")
+    __slots__ = ("messages", "tools", "tool_choice", "json_schema", "temperature", "max_tokens", "seed", "timeout_s", "tag", "allow_repetition", "top_p")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHOICE_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +83,7 @@ class CompleteRequest(_message.Message):
     TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     TAG_FIELD_NUMBER: _ClassVar[int]
     ALLOW_REPETITION_FIELD_NUMBER: _ClassVar[int]
+    TOP_P_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[Message]
     tools: _containers.RepeatedCompositeFieldContainer[ToolDef]
     tool_choice: str
@@ -93,7 +94,8 @@ class CompleteRequest(_message.Message):
     timeout_s: float
     tag: str
     allow_repetition: bool
-    def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolDef, _Mapping]]] = ..., tool_choice: _Optional[str] = ..., json_schema: _Optional[str] = ..., temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., timeout_s: _Optional[float] = ..., tag: _Optional[str] = ..., allow_repetition: _Optional[bool] = ...) -> None: ...
+    top_p: float
+    def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., tools: _Optional[_Iterable[_Union[ToolDef, _Mapping]]] = ..., tool_choice: _Optional[str] = ..., json_schema: _Optional[str] = ..., temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., timeout_s: _Optional[float] = ..., tag: _Optional[str] = ..., allow_repetition: _Optional[bool] = ..., top_p: _Optional[float] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cached_input_tokens")
@@ -146,7 +148,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads")
+    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s")
     READY_FIELD_NUMBER: _ClassVar[int]
     MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +165,13 @@ class GetStatusResponse(_message.Message):
     IDLE_TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
     SOCKET_PATH_FIELD_NUMBER: _ClassVar[int]
     N_THREADS_FIELD_NUMBER: _ClassVar[int]
+    SYSTEM_INFO_FIELD_NUMBER: _ClassVar[int]
+    CPU_MODEL_FIELD_NUMBER: _ClassVar[int]
+    N_BATCH_FIELD_NUMBER: _ClassVar[int]
+    N_GPU_LAYERS_FIELD_NUMBER: _ClassVar[int]
+    GPU_OFFLOAD_SUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    GEN_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     ready: bool
     model_name: str
     model_sha256: str
@@ -179,7 +188,14 @@ class GetStatusResponse(_message.Message):
     idle_timeout_s: float
     socket_path: str
     n_threads: int
-    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ...) -> None: ...
+    system_info: str
+    cpu_model: str
+    n_batch: int
+    n_gpu_layers: int
+    gpu_offload_supported: bool
+    gen_tokens_per_s: float
+    prompt_tokens_per_s: float
+    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ...) -> None: ...
 
 class ShutdownRequest(_message.Message):
     __slots__ = ("grace_s",)

@@ -164,7 +164,8 @@ class Engine:
 
     def warm_up(self) -> None:
         """One short greedy request, so the speed meter has figures before the first client
-        request; the cache it leaves is only a prefix the next request may share."""
+        request. The cache is then forgotten: the first client request starts cold, as it
+        would have without a warm-up (its usage says so)."""
         self.complete(
             CompletionRequest(
                 messages=[Message.user(WARM_UP_PROMPT)],
@@ -172,6 +173,7 @@ class Engine:
                 tag="warm-up",
             )
         )
+        self.reset_cache()
 
     def close(self, timeout: float = -1) -> bool:
         """Free the model once no request holds it; False if one still did after `timeout`."""

@@ -5,9 +5,6 @@ built-in providers register through the same call."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +15,7 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin import Origin, ProviderOptions, ProviderTraits, Registry
 from evalctl.providers import registry as providers
-from tests.conftest import REPO
+from tests.cli_helpers import evalctl
 
 # A third-party provider as a user would write one: it answers every prompt in upper case.
 PLUGIN = """
@@ -73,39 +70,24 @@ def _project(tmp_path: Path, config: str) -> Path:
     return root
 
 
-def _evalctl(
-    root: Path, home: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    environ |= {"EVALCTL_HOME": str(home), "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "evalctl.cli", *args],
-        cwd=root,
-        env=environ,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def _providers(root: Path, home: Path) -> dict[str, dict[str, Any]]:
-    proc = _evalctl(root, home, "providers", "--json")
+def _providers(root: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """`evalctl providers --json`: the default provider, and each row by name."""
+    proc = evalctl(root, "providers", "--json")
     assert proc.returncode == 0, proc.stderr
-    return {row["name"]: row for row in json.loads(proc.stdout)["providers"]}
+    report = json.loads(proc.stdout)
+    return report["default"], {row["name"]: row for row in report["providers"]}
 
 
 def test_an_evalctl_toml_provider_runs_a_suite_and_is_listed_with_its_origin(
-    tmp_path: Path, evalctl_home: Path
+    tmp_path: Path,
 ) -> None:
     root = _project(tmp_path, 'plugins = ["shout_plugin"]\n')
-    listed = _providers(root, evalctl_home)
+    _, listed = _providers(root)
     assert listed["shout"]["origin"] == "shout_plugin (evalctl.toml)"
     assert listed["shout"]["available"] and listed["shout"]["summary"] == "answers in upper case"
     assert listed["local"]["origin"] == "builtin"
 
-    proc = _evalctl(
-        root, evalctl_home, "run", "--provider", "shout", "--cases", "cases/loud.toml", "--out", "o"
-    )
+    proc = evalctl(root, "run", "--provider", "shout", "--cases", "cases/loud.toml", "--out", "o")
     assert proc.returncode == 0, proc.stderr
     result = json.loads((root / "o" / "results.json").read_text())
     assert (result["provider"]["name"], result["provider"]["model"]) == ("shout", "shout-1")
@@ -113,39 +95,30 @@ def test_an_evalctl_toml_provider_runs_a_suite_and_is_listed_with_its_origin(
 
 
 def test_detection_sees_a_plugin_provider_after_the_builtin_ones(
-    tmp_path: Path, evalctl_home: Path
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _project(tmp_path, 'plugins = ["shout_plugin"]\n')
-    proc = _evalctl(root, evalctl_home, "providers", "--json", env={"SHOUT_ON": "1"})
-    assert json.loads(proc.stdout)["default"] == "shout"
+    monkeypatch.setenv("SHOUT_ON", "1")
+    assert _providers(root)[0] == "shout"
     # A built-in provider's variable comes first in detection order.
-    both = {"SHOUT_ON": "1", "ANTHROPIC_API_KEY": "k"}
-    proc = _evalctl(root, evalctl_home, "providers", "--json", env=both)
-    assert json.loads(proc.stdout)["default"] == "anthropic"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert _providers(root)[0] == "anthropic"
 
 
-def test_an_entry_point_provider_is_listed_with_its_distribution(
-    tmp_path: Path, evalctl_home: Path
-) -> None:
+def test_an_entry_point_provider_is_listed_with_its_distribution(tmp_path: Path) -> None:
+    # An installed distribution's metadata, as pip writes it, beside its module in the
+    # working directory, which `python -m` puts on sys.path.
     root = _project(tmp_path, "")
-    site = tmp_path / "site"
-    info = site / "shout-0.1.dist-info"
-    info.mkdir(parents=True)
+    info = root / "shout-0.1.dist-info"
+    info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shout\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[evalctl.plugins]\nshout = shout_plugin\n")
-    (site / "shout_plugin.py").write_text(PLUGIN)
-    (root / "shout_plugin.py").unlink()
-    proc = _evalctl(
-        root, evalctl_home, "providers", "--json", env={"PYTHONPATH": f"{REPO}{os.pathsep}{site}"}
-    )
-    assert proc.returncode == 0, proc.stderr
-    rows = {row["name"]: row for row in json.loads(proc.stdout)["providers"]}
-    assert rows["shout"]["origin"] == "shout (entry point)"
+    assert _providers(root)[1]["shout"]["origin"] == "shout (entry point)"
 
 
-def test_without_the_plugin_the_provider_is_unknown(tmp_path: Path, evalctl_home: Path) -> None:
+def test_without_the_plugin_the_provider_is_unknown(tmp_path: Path) -> None:
     root = _project(tmp_path, "")
-    proc = _evalctl(root, evalctl_home, "run", "--provider", "shout", "--cases", "cases/loud.toml")
+    proc = evalctl(root, "run", "--provider", "shout", "--cases", "cases/loud.toml")
     assert proc.returncode == 2
     assert "unknown provider 'shout'" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -15,13 +15,15 @@ from evalctl.config import Settings, load_settings
 from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
 
-# The names come from the provider registry, so a new provider shows up here by itself.
+# The names come from the provider registry, so a new built-in provider shows up here by
+# itself; plugins' providers are not (help loads no plugin), so the text points at the list.
 PROVIDER = typer.Option(
     "--provider",
     "-p",
     help=(
         f"{provider_choices()} | all (each real provider in turn; those missing a key or "
-        "model are skipped with the reason). Default: detected."
+        "model are skipped with the reason) | a plugin's provider (`evalctl providers` lists "
+        "every one). Default: detected."
     ),
 )
 MODEL = typer.Option("--model", "-m", help="Model name or GGUF path (provider-specific).")

@@ -19,7 +19,7 @@ class PluginRow(BaseModel):
 
 
 class ExtensionRow(BaseModel):
-    type: str  # kind, tool, check, resource, setting
+    type: str  # kind, tool, check, resource, setting, provider
     name: str
     plugin: str
     source: str

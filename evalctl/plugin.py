@@ -17,8 +17,8 @@ loaded from either place:
 
 - `add_kind(name, kind)`: a suite kind (`[suite] kind = "<name>"`), a `SuiteKind`.
 - `add_tool(name, tool)`: a tool suites list in `[suite] tools`, a `Tool`.
-- `add_check(name, check)`: an assertion type of the `assert` kind (`[[case.assert]]
-  type = "<name>"`), a `Check`.
+- `add_check(name, check)`: an assertion type (`[[case.assert]] type = "<name>"`), a
+  `Check` whose `type_name` is `name`.
 - `add_resource(name, check, open=None)`: something a suite can `requires = ["<name>"]`:
   a check saying whether this run can provide it (else the suite's cases are `skipped` with
   the reason), and optionally an opener whose value tools find in `ctx.resources[name]`.
@@ -29,11 +29,14 @@ loaded from either place:
   unavailable, capabilities, concurrent, billed, `real` for `--provider all`, the
   environment variables that select it when `--provider` is not given). The built-in
   providers register through this very call (`evalctl.providers.registry.register`).
+- `set_judge(factory)`: what makes the run's judge (`ScoringContext.judge`) from a
+  `JudgeSetup`; one plugin provides it (the built-in `evalctl.judge`).
 
 Kinds, tools and checks may be given as the object or as a zero-argument callable returning it
 (a class, a function): the callable runs on first use, so a plugin's heavy imports cost
-nothing until one of its suites runs. The built-in suites (`evalctl/suites/`) are plugins
-written against this very API. `evalctl plugins` lists what is loaded and from where.
+nothing until one of its suites runs. The built-ins (the suites under `evalctl/suites/`, the
+`assert` kind with its assertion types, the judge) are plugins written against this very
+API. `evalctl plugins` lists what is loaded and from where.
 """
 
 from __future__ import annotations
@@ -41,9 +44,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
@@ -56,15 +59,39 @@ from evalctl.providers.registry import (
     ProviderSpec,
     ProviderTraits,
 )
-from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.kinds import RequestShape, SuiteKind, Transcript
+from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable
+from evalctl.scoring.answer import Answer
+from evalctl.scoring.check import (
+    Check,
+    NamedCheck,
+    NoParams,
+    ScoringContext,
+    Transcript,
+    named_checks,
+)
+from evalctl.scoring.judging import (
+    GradeRequest,
+    JudgeFactory,
+    Judgement,
+    JudgeService,
+    JudgeSetup,
+)
+from evalctl.scoring.kinds import RequestShape, SuiteKind
 from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "Answer",
     "Case",
     "Check",
     "CheckResult",
+    "GradeRequest",
+    "JudgeFactory",
+    "JudgeService",
+    "JudgeSetup",
+    "Judgement",
+    "NamedCheck",
+    "NoParams",
     "Origin",
     "PluginSetting",
     "Provider",
@@ -75,6 +102,7 @@ __all__ = [
     "RequestShape",
     "ResourceCheck",
     "ResourceOpener",
+    "ScoringContext",
     "Settings",
     "Suite",
     "SuiteKind",
@@ -86,20 +114,11 @@ __all__ = [
     "ToolInputError",
     "ToolOutput",
     "Transcript",
+    "named_checks",
+    "not_applicable",
 ]
 
 ENTRY_POINT_GROUP = "evalctl.plugins"
-
-
-class Check(Protocol):
-    """One assertion type. `params_model` validates the keys of a `[[case.assert]]` entry
-    other than `type` (use `extra="forbid"` so a mistyped parameter is an error);
-    `evaluate` scores one transcript and returns a `CheckResult` with expected, actual and a
-    message saying why it failed."""
-
-    params_model: type[BaseModel]
-
-    def evaluate(self, params: BaseModel, transcript: Transcript) -> CheckResult: ...
 
 
 # None when the resource is usable for this suite, else why not (the cases are skipped).
@@ -146,9 +165,9 @@ _TYPE_ORDER: tuple[ExtensionType, ...] = (
 
 # What an object must have to be taken as itself rather than as a factory of one.
 _SHAPE: dict[ExtensionType, tuple[str, ...]] = {
-    "kind": ("input_model", "expected_model", "check_names", "build_prompt", "score"),
+    "kind": ("input_model", "expected_model", "checks", "build_prompt", "request_shape"),
     "tool": ("definition", "run"),
-    "check": ("params_model", "evaluate"),
+    "check": ("type_name", "params_model", "evaluate"),
 }
 
 
@@ -162,6 +181,7 @@ class Registry:
         self._resolving = threading.Lock()
         # Set by the loader while a plugin's register() runs, so entries know their origin.
         self.current: Origin = Origin("builtin", "evalctl")
+        self._judge: tuple[JudgeFactory, Origin] | None = None
 
     # --- what plugins call ----------------------------------------------------------------
 
@@ -174,9 +194,18 @@ class Registry:
         the model calls; `name` is what suites list: the two must be the same."""
         self._add("tool", name, tool)
 
-    def add_check(self, name: str, check: Check | Callable[[], Check]) -> None:
-        """An assertion type of the `assert` kind, or a zero-argument callable returning one."""
+    def add_check(self, name: str, check: Check[Any] | Callable[[], Check[Any]]) -> None:
+        """An assertion type, or a zero-argument callable returning one. Its `type_name` is
+        what suites write in `type = "..."`; `name` must be the same."""
         self._add("check", name, check)
+
+    def set_judge(self, factory: JudgeFactory) -> None:
+        """What makes the run's judge; one plugin may provide it."""
+        if not callable(factory):
+            raise self._bad("judge", "judge", "the factory must be a callable")
+        if self._judge is not None:
+            raise self._bad("judge", "judge", f"already provided by {self._judge[1]}")
+        self._judge = (factory, self.current)
 
     def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
         """A provider: `factory(options)` builds it (import its SDK inside, so listing
@@ -235,9 +264,13 @@ class Registry:
         value: Tool | None = self._resolve("tool", name)
         return value
 
-    def check(self, name: str) -> Check | None:
-        value: Check | None = self._resolve("check", name)
+    def check(self, name: str) -> Check[Any] | None:
+        value: Check[Any] | None = self._resolve("check", name)
         return value
+
+    def judge(self) -> JudgeFactory | None:
+        """The factory of the run's judge, if a plugin provides one."""
+        return None if self._judge is None else self._judge[0]
 
     def resource(self, name: str) -> tuple[ResourceCheck, ResourceOpener | None] | None:
         entry = self._items.get(("resource", name))
@@ -293,6 +326,11 @@ class Registry:
             if type_ == "tool" and defined != name:
                 raise BadInputError(
                     f"{entry.origin}: tool {name!r} is named {defined!r} in its definition"
+                )
+            # A check names its type itself; the name it is registered under must agree.
+            if type_ == "check" and value.type_name != name:
+                raise BadInputError(
+                    f"{entry.origin}: check {name!r} names its type {value.type_name!r}"
                 )
             entry.value, entry.resolved = value, True
         return entry.value

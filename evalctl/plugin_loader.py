@@ -1,13 +1,15 @@
 """Finding and loading plugins into the one registry of the process.
 
-Order: the built-in suites (`evalctl.suites.BUILTIN_PLUGINS`), then installed packages' entry
-points in the `evalctl.plugins` group, then the `plugins` of `evalctl.toml` (handed over by
+Order: the built-ins (`evalctl.builtin_plugins`: the `assert` kind and its assertion types,
+the built-in suites, the judge), then installed packages' entry points in the
+`evalctl.plugins` group, then the `plugins` of `evalctl.toml` (handed over by
 `configure(settings)`). Nothing is imported until something asks the registry, so commands
 that need no suite (and `evalctl --help`) never load a plugin. A plugin that fails to import
 or to register is a `BadInputError` naming it: exit 2, no traceback.
 
-The built-in suites are found by name, like any plugin (the core imports no suite module);
-lookups by the runner and the case loader go through `get_kind`, `get_tools` and friends.
+The built-ins are imported through `evalctl.builtin_plugins`, the one module that names them;
+third-party plugins are imported by name. Lookups by the runner and the case loader go
+through `get_kind`, `get_tools`, `get_check`, `make_judge` and friends.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from evalctl.builtin_plugins import BUILTIN_PLUGINS
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin import ENTRY_POINT_GROUP, Check, Origin, PluginSetting, Registry
 from evalctl.providers.registry import ProviderSpec, use_registered
 from evalctl.providers.registry import register as register_builtin_providers
+from evalctl.scoring.declared import CheckTypes
+from evalctl.scoring.judging import JudgeService, JudgeSetup
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.base import Tool
-
-# The package whose BUILTIN_PLUGINS lists the built-in suites' plugin modules.
-BUILTIN_PACKAGE = "evalctl.suites"
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,21 @@ def check_names() -> list[str]:
     return registry().names("check")
 
 
-def get_check(name: str) -> Check | None:
+def get_check(name: str) -> Check[Any] | None:
     """The assertion type registered under `name`, else None."""
     return registry().check(name)
+
+
+def check_types() -> CheckTypes:
+    """The registered assertion types, for the suite loader's parsing of `[[case.assert]]`."""
+    return CheckTypes(lookup=get_check, names=check_names)
+
+
+def make_judge(setup: JudgeSetup) -> JudgeService | None:
+    """The run's judge, made by the plugin that provides one (the built-in `evalctl.judge`);
+    None when none does (a `judge` check then says so)."""
+    factory = registry().judge()
+    return None if factory is None else factory(setup)
 
 
 def registry() -> Registry:
@@ -162,11 +176,8 @@ def _load_builtins(reg: Registry, loaded: list[LoadedPlugin]) -> None:
     # The built-in providers first: detection tries them before any plugin's.
     origin = Origin("builtin", "evalctl.providers")
     _register(reg, origin, register_builtin_providers, "evalctl.providers", loaded)
-    # By name, as entry points are: the core names no suite module.
-    builtins: tuple[str, ...] = importlib.import_module(BUILTIN_PACKAGE).BUILTIN_PLUGINS
-    for module in builtins:
-        origin = Origin("builtin", module)
-        _register(reg, origin, importlib.import_module(module), module, loaded)
+    for name, register in BUILTIN_PLUGINS:
+        _register(reg, Origin("builtin", name), register, name, loaded)
 
 
 def _load_entry_points(reg: Registry, loaded: list[LoadedPlugin]) -> None:

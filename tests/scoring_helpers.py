@@ -15,22 +15,18 @@ from evalctl.tools.base import ToolContext
 
 
 def context(
-    case: Case,
-    transcript: Transcript,
-    *,
-    suite: SuiteTable | None = None,
-    tools: ToolContext | None = None,
-    **services: Any,
+    case: Case, transcript: Transcript, suite: SuiteTable | None = None, **more: Any
 ) -> ScoringContext:
+    """The context the runner would build; `more`: judge, resources, tools."""
     table = suite or SuiteTable(name=case.suite, kind="assert")
-    return scoring_context(case, table, transcript, tools=tools, **services)
+    return scoring_context(case, table, transcript, **more)
 
 
 def score_kind(
     kind: SuiteKind, case: Case, transcript: Transcript, *, tools: ToolContext | None = None
 ) -> list[CheckResult]:
     """The kind's named checks the case selects."""
-    return kind_results(context(case, transcript, tools=tools), kind.checks)
+    return kind_results(context(case, transcript, None, tools=tools), kind.checks)
 
 
 def score_all(
@@ -42,4 +38,4 @@ def score_all(
     **services: Any,
 ) -> list[CheckResult]:
     """Every check of the case: the kind's, `output_schema`, the assertions."""
-    return score_case(context(case, transcript, suite=suite, **services), kind.checks, get_check)
+    return score_case(context(case, transcript, suite, **services), kind.checks, get_check)

@@ -195,14 +195,15 @@ def test_cli_no_judge_cache_and_exit_code_for_an_unjudged_case(
 def test_judge_defaults_come_from_evalctl_toml_then_the_run(tmp_path: Path) -> None:
     from evalctl.judge.service import Judge
     from evalctl.providers.scripted import Script, ScriptedProvider
+    from evalctl.scoring.judging import JudgeSetup
 
     run_provider = ScriptedProvider(Script(model="run-model"))
-    plain = Judge(Settings(), {}, run_provider=run_provider)
+    plain = Judge(JudgeSetup(Settings(), {}, run_provider))
     assert plain.resolve(None, None) == ("scripted", None)
     assert plain.resolve(None, "m2") == ("scripted", "m2")
     assert plain.resolve("openai", None) == ("openai", None)
     configured = Settings(judge=JudgeSettings(provider="anthropic", model="claude-x"))
-    judge = Judge(configured, {}, run_provider=run_provider)
+    judge = Judge(JudgeSetup(configured, {}, run_provider))
     assert judge.resolve(None, None) == ("anthropic", "claude-x")
     assert judge.resolve(None, "claude-y") == ("anthropic", "claude-y")
     assert judge.resolve("gemini", None) == ("gemini", None)

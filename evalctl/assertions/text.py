@@ -1,14 +1,25 @@
-"""Assertions on the answer text: equals, contains, icontains, not-contains, regex."""
+"""Assertions on the answer text: equals, contains, icontains, not-contains, regex.
+
+Each is one `TextCheck`: a test of the answer text by its parameters, and what its default
+name says it is about.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from pydantic import field_validator
 
 from evalctl.assertions.base import Params, outcome
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext
+
+P = TypeVar("P", bound=Params)
+# (passed, expected, actual, why it failed)
+Verdict = tuple[bool, Any, Any, str]
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -38,83 +49,66 @@ class RegexParams(Params):
         return pattern
 
 
-class Equals:
+@dataclass(frozen=True)
+class TextCheck(Generic[P]):
+    """An assertion type judging the answer text with `test`; its default name is the type
+    plus what `about` picks from the parameters (the type alone without it)."""
+
+    type_name: str
+    params_model: type[P]
+    test: Callable[[P, str], Verdict]
+    about: Callable[[P], str] | None = None
+
+    def default_name(self, params: P) -> str:
+        if self.about is None:
+            return self.type_name
+        return f"{self.type_name}:{_short(self.about(params))}"
+
+    def evaluate(self, params: P, ctx: ScoringContext) -> CheckResult:
+        return outcome(self.type_name, *self.test(params, ctx.answer.text))
+
+
+def _equals(params: ValueParams, answer: str) -> Verdict:
     """The answer, without surrounding whitespace, is exactly `value`."""
-
-    type_name = "equals"
-    params_model = ValueParams
-
-    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
-        actual = ctx.answer.text.strip()
-        passed = actual == params.value.strip()
-        why = "the answer differs from the expected text"
-        return outcome(self.type_name, passed, params.value, actual, why)
+    actual = answer.strip()
+    why = "the answer differs from the expected text"
+    return actual == params.value.strip(), params.value, actual, why
 
 
-class Contains:
-    """The answer contains `value` (case-sensitive)."""
-
-    type_name = "contains"
-    params_model = ValueParams
-
-    def default_name(self, params: ValueParams) -> str:
-        return f"contains:{_short(params.value)}"
-
-    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
-        answer = ctx.answer.text
-        why = f"{params.value!r} does not occur in the answer"
-        return outcome(self.type_name, params.value in answer, params.value, answer, why)
+def _contains(params: ValueParams, answer: str) -> Verdict:
+    """`value` occurs in the answer (case-sensitive)."""
+    why = f"{params.value!r} does not occur in the answer"
+    return params.value in answer, params.value, answer, why
 
 
-class IContains:
-    """The answer contains `value`, ignoring case."""
-
-    type_name = "icontains"
-    params_model = ValueParams
-
-    def default_name(self, params: ValueParams) -> str:
-        return f"icontains:{_short(params.value)}"
-
-    def evaluate(self, params: ValueParams, ctx: ScoringContext) -> CheckResult:
-        answer = ctx.answer.text
-        passed = params.value.casefold() in answer.casefold()
-        why = f"{params.value!r} does not occur in the answer (any case)"
-        return outcome(self.type_name, passed, params.value, answer, why)
+def _icontains(params: ValueParams, answer: str) -> Verdict:
+    """`value` occurs in the answer, ignoring case."""
+    found = params.value.casefold() in answer.casefold()
+    return found, params.value, answer, f"{params.value!r} does not occur in the answer (any case)"
 
 
-class NotContains:
-    """The answer does not contain `value` (case-sensitive; `ignore_case` to fold case)."""
-
-    type_name = "not-contains"
-    params_model = NotContainsParams
-
-    def default_name(self, params: NotContainsParams) -> str:
-        return f"not-contains:{_short(params.value)}"
-
-    def evaluate(self, params: NotContainsParams, ctx: ScoringContext) -> CheckResult:
-        answer, value = ctx.answer.text, params.value
-        if params.ignore_case:
-            answer, value = answer.casefold(), value.casefold()
-        why = f"{params.value!r} occurs in the answer"
-        return outcome(
-            self.type_name, value not in answer, f"not {params.value!r}", ctx.answer.text, why
-        )
+def _not_contains(params: NotContainsParams, answer: str) -> Verdict:
+    """`value` does not occur in the answer (`ignore_case` folds case)."""
+    fold = str.casefold if params.ignore_case else str
+    absent = fold(params.value) not in fold(answer)
+    return absent, f"not {params.value!r}", answer, f"{params.value!r} occurs in the answer"
 
 
-class Regex:
+def _regex(params: RegexParams, answer: str) -> Verdict:
     """`pattern` matches somewhere in the answer (Python `re.search`)."""
-
-    type_name = "regex"
-    params_model = RegexParams
-
-    def default_name(self, params: RegexParams) -> str:
-        return f"regex:{_short(params.pattern)}"
-
-    def evaluate(self, params: RegexParams, ctx: ScoringContext) -> CheckResult:
-        flags = re.IGNORECASE if params.ignore_case else 0
-        passed = re.search(params.pattern, ctx.answer.text, flags) is not None
-        why = f"/{params.pattern}/ does not match the answer"
-        return outcome(self.type_name, passed, params.pattern, ctx.answer.text, why)
+    flags = re.IGNORECASE if params.ignore_case else 0
+    found = re.search(params.pattern, answer, flags) is not None
+    return found, params.pattern, answer, f"/{params.pattern}/ does not match the answer"
 
 
-CHECKS = (Equals(), Contains(), IContains(), NotContains(), Regex())
+def _value(params: ValueParams | NotContainsParams) -> str:
+    return params.value
+
+
+CHECKS = (
+    TextCheck("equals", ValueParams, _equals),
+    TextCheck("contains", ValueParams, _contains, _value),
+    TextCheck("icontains", ValueParams, _icontains, _value),
+    TextCheck("not-contains", NotContainsParams, _not_contains, _value),
+    TextCheck("regex", RegexParams, _regex, lambda params: params.pattern),
+)

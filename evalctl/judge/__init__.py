@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 def _make_judge(setup: JudgeSetup) -> JudgeService:
     # Imported when a run starts: the service pulls in cost and the provider registry.
-    from evalctl.judge.service import make_judge
+    from evalctl.judge.service import Judge
 
-    return make_judge(setup)
+    return Judge(setup)
 
 
 def register(registry: Registry) -> None:

@@ -22,6 +22,7 @@ from evalctl.chat import Role
 from evalctl.providers.registry import SPECS
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext, Transcript
+from evalctl.scoring.judging import GradeRequest
 
 CHECK_NAME = "judge"
 
@@ -77,12 +78,14 @@ class JudgeCheck:
         if ctx.judge is None:
             return _error(params.rubric, "no judge in this run (judge checks run in `evalctl run`)")
         judgement = ctx.judge.grade(
-            rubric=params.rubric,
-            case_input=case_input(ctx.transcript),
-            answer=ctx.answer.text,
-            case_key=ctx.case.key,
-            provider=params.provider,
-            model=params.model,
+            GradeRequest(
+                rubric=params.rubric,
+                case_input=case_input(ctx.transcript),
+                answer=ctx.answer.text,
+                case_key=ctx.case.key,
+                provider=params.provider,
+                model=params.model,
+            )
         )
         actual = {
             "judge": f"{judgement.provider}/{judgement.model}",

@@ -18,19 +18,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
 from functools import partial
 
 from evalctl.chat import CompletionRequest, CompletionResponse
-from evalctl.config import Settings
 from evalctl.cost import estimate_run_cost
 from evalctl.errors import EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, parse_verdict
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create
-from evalctl.retry import RetryPolicy
-from evalctl.scoring.judging import Judgement, JudgeSetup
+from evalctl.scoring.judging import GradeRequest, Judgement, JudgeSetup
 from evalctl.secrets import redact
 
 JUDGE_TAG_SUFFIX = "#judge"
@@ -39,23 +36,15 @@ JUDGE_TAG_SUFFIX = "#judge"
 class Judge:
     """The run's judge (a `JudgeService`, evalctl.scoring.judging)."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        env: Mapping[str, str],
-        *,
-        run_provider: Provider,
-        script_options: ProviderOptions | None = None,
-        retry: RetryPolicy | None = None,
-        cache: JudgeCache | None = None,
-    ):
+    def __init__(self, setup: JudgeSetup):
+        settings, env = setup.settings, setup.env
         self._settings = settings
         self._env = env
-        self._run_provider = run_provider
+        self._run_provider = setup.run_provider
         # The run's options (its --script, for a scripted judge), minus the model.
-        self._base_options = script_options or ProviderOptions(settings=settings, env=env)
-        self._retry = retry or RetryPolicy()
-        self.cache = cache or JudgeCache(settings.home)
+        self._base_options = setup.options or ProviderOptions(settings=settings, env=env)
+        self._retry = setup.retry
+        self.cache = JudgeCache(settings.home, enabled=setup.cache)
         self._lock = threading.Lock()
         self._created: dict[tuple[str, str | None], Provider] = {}
 
@@ -88,17 +77,9 @@ class Judge:
 
     # -- asking ---------------------------------------------------------------------------
 
-    def grade(
-        self,
-        *,
-        rubric: str,
-        case_input: str,
-        answer: str,
-        case_key: str,
-        provider: str | None = None,
-        model: str | None = None,
-    ) -> Judgement:
-        name, wanted_model = self.resolve(provider, model)
+    def grade(self, request: GradeRequest) -> Judgement:
+        rubric, case_input, answer = request.rubric, request.case_input, request.answer
+        name, wanted_model = self.resolve(request.provider, request.model)
         try:
             judge = self._provider(name, wanted_model)
         except EvalctlError as exc:
@@ -116,8 +97,8 @@ class Judge:
                 cost_usd=hit.cost_usd,
                 cached=True,
             )
-        request = judge_request(rubric, case_input, answer, tag=case_key + JUDGE_TAG_SUFFIX)
-        judgement = self._ask(judge, request)
+        tag = request.case_key + JUDGE_TAG_SUFFIX
+        judgement = self._ask(judge, judge_request(rubric, case_input, answer, tag=tag))
         if judgement.verdict is not None:
             self.cache.put(
                 key,
@@ -173,15 +154,3 @@ def _complete_by(
 
 class TransientJudgeTimeout(EvalctlError):
     """The judgement's time budget ran out (not retried: there is no time to retry in)."""
-
-
-def make_judge(setup: JudgeSetup) -> Judge:
-    """The run's judge from what the run offers (the factory the judge plugin registers)."""
-    return Judge(
-        setup.settings,
-        setup.env,
-        run_provider=setup.run_provider,
-        script_options=setup.options,
-        retry=setup.retry,
-        cache=JudgeCache(setup.settings.home, enabled=setup.cache),
-    )

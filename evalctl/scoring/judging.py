@@ -33,19 +33,23 @@ class Judgement:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class GradeRequest:
+    """One question to the judge: does `answer`, given `case_input`, meet `rubric`? The
+    check's own `provider`/`model`, when set, pick the judge."""
+
+    rubric: str
+    case_input: str
+    answer: str
+    case_key: str
+    provider: str | None = None
+    model: str | None = None
+
+
 class JudgeService(Protocol):
     """The run's judge: grades an answer against a rubric."""
 
-    def grade(
-        self,
-        *,
-        rubric: str,
-        case_input: str,
-        answer: str,
-        case_key: str,
-        provider: str | None = None,
-        model: str | None = None,
-    ) -> Judgement: ...
+    def grade(self, request: GradeRequest) -> Judgement: ...
 
     def close(self) -> None: ...
 
@@ -59,8 +63,9 @@ class JudgeSetup:
     settings: Settings
     env: Mapping[str, str]
     run_provider: Provider
-    options: ProviderOptions
-    retry: RetryPolicy
+    # None: the settings and environment alone (no script).
+    options: ProviderOptions | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     cache: bool = True
 
 

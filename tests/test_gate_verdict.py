@@ -16,8 +16,8 @@ from evalctl.baselines.comparison import (
     NewCase,
     UnscoredCase,
 )
-from evalctl.baselines.gate import RULES, STRICT, compare_baseline
-from evalctl.errors import Ended, ExitCode, Outcome
+from evalctl.baselines.gate import RULES, STRICT, compare_baseline, rule_named
+from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.reports.run_page import run_page
 from tests import factories as f
@@ -113,7 +113,7 @@ def test_the_gate_rule_is_swappable_and_strict_is_the_default() -> None:
 
     run = f.run([f.case("s/a", "fail")])
     baseline = f.baseline({"s/a": "pass"})
-    assert RULES["strict"] is STRICT
+    assert RULES["strict"](baseline, run) is STRICT
     assert compare_baseline(baseline, run).exit_code == ExitCode.GATE_FAILED
     lenient = compare_baseline(baseline, run, rule=Lenient())  # type: ignore[arg-type]
     assert lenient.exit_code == ExitCode.OK and lenient.gate == "lenient"
@@ -131,3 +131,9 @@ def test_only_app_turns_outcomes_into_exits(path: Path) -> None:
             assert not (isinstance(owner, ast.Name) and owner.id in ("sys", "typer")), (
                 f"{path.name}:{node.lineno} exits on its own"
             )
+
+
+def test_an_unknown_gate_rule_is_bad_input_naming_the_known_ones() -> None:
+    run = f.run([f.case("s/a", "pass")])
+    with pytest.raises(BadInputError, match="unknown gate 'lenient' \\(known: strict\\)"):
+        rule_named("lenient", f.baseline({"s/a": "pass"}), run)

@@ -2,9 +2,12 @@
 
 Each case in the baseline is decided by a `GateRule` and its change sorted into the
 categories of `baselines.comparison`, whose verdict is the exit code. Today's rule is
-`strict` (`RULES`): any pass -> fail gates, with the status transitions of
-`baselines.changes`. A rule decides one case and one check at a time, so another (a
-statistical one) can be swapped in without touching the sorting or the renderers.
+`strict` (`RULES`, `compare --gate strict`): any pass -> fail gates, with the status
+transitions of `baselines.changes`. A rule decides one case and one check at a time, so
+another can be swapped in without touching the sorting or the renderers; `RULES` holds a
+factory per name that is given the baseline and the run first, so a rule that weighs the
+whole suite (a statistical one, with its multiple-comparison control) can do that work
+before it is asked about each case.
 
 Check level (a baseline of schema version 2 records each check's outcome): inside a case
 that failed in the baseline and fails now, a check that went pass -> fail is a *check
@@ -24,6 +27,7 @@ not be scored, else 0.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -39,6 +43,7 @@ from evalctl.baselines.comparison import (
 )
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
+from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
 
 
@@ -72,7 +77,26 @@ class StrictRule:
 
 
 STRICT = StrictRule()
-RULES: dict[str, GateRule] = {STRICT.name: STRICT}
+
+# Builds a rule for one comparison, from everything it compares.
+RuleFactory = Callable[[Baseline, RunResult], GateRule]
+
+
+def _strict(baseline: Baseline, run: RunResult) -> GateRule:
+    return STRICT
+
+
+RULES: dict[str, RuleFactory] = {STRICT.name: _strict}
+
+
+def rule_named(name: str, baseline: Baseline, run: RunResult) -> GateRule:
+    """The rule `compare --gate NAME` asks for, built for this baseline and run."""
+    factory = RULES.get(name)
+    if factory is None:
+        raise BadInputError(
+            f"unknown gate {name!r} (known: {', '.join(sorted(RULES))})", field="--gate"
+        )
+    return factory(baseline, run)
 
 
 def compare_baseline(

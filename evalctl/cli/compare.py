@@ -311,6 +311,14 @@ def compare(
             "--all", help=f"List every case in each section (default: at most {DEFAULT_ROWS})."
         ),
     ] = False,
+    gate: Annotated[
+        str,
+        typer.Option(
+            "--gate",
+            metavar="RULE",
+            help="How a baseline comparison decides each case: strict (any pass -> fail gates).",
+        ),
+    ] = "strict",
     as_json: Annotated[bool, options.JSON] = False,
 ) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
@@ -333,7 +341,7 @@ def compare(
     Malformed or mismatched files exit 2, naming the file and field.
     """
     from evalctl.baselines.diff import compare_runs
-    from evalctl.baselines.gate import compare_baseline
+    from evalctl.baselines.gate import compare_baseline, rule_named
     from evalctl.baselines.model import baseline_from_document
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
@@ -344,7 +352,13 @@ def compare(
     if doc_a.kind == "baseline":
         baseline = baseline_from_document(doc_a)
         run = run_from_document(doc_b)
-        cmp = compare_baseline(baseline, run, results_path=doc_b.path, baseline_path=doc_a.path)
+        cmp = compare_baseline(
+            baseline,
+            run,
+            results_path=doc_b.path,
+            baseline_path=doc_a.path,
+            rule=rule_named(gate, baseline, run),
+        )
         emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
         _step_summary(cmp)
         # The verdict, typed: `evalctl.cli.app` prints its line and exits with its code.

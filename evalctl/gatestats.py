@@ -26,10 +26,12 @@ Three tests, one verdict (`gate`):
   the ones the baseline never saw fail. A stratum with f >= 1 failures in all, f <= m, is
   eligible; it *flips* when all f failures fell in the run (the baseline passed every
   sample), which the null gives probability C(m, f)/C(n+m, f) (1/(K+1) for K baseline
-  samples and one run sample). The count of flips has an exact Poisson-binomial null; p =
-  P(count >= observed). This test has the power the stratified one lacks when unstable
-  cases add noise: a stable case that now fails moves its sum by at most one pass among
-  many noisy ones, but it is an event of probability 1/(K+1) here.
+  samples and one run sample). Each flip weighs log2 of the odds against it, rounded
+  (all weigh the same with one run sample, so the statistic is then the count of flips);
+  the weighed sum's exact null is built by dynamic programming; p = P(sum >= observed).
+  This test has the power the stratified one lacks when unstable cases add noise: a
+  stable case that now fails moves its sum by at most one pass among many noisy ones, but
+  it is an event of probability 1/(K+1) here.
 
 alpha is split between the three (Bonferroni: the verdict's false-alarm rate is at most the
 sum of the shares): 1/2 to the per-stratum family, 1/8 to the stratified test, 3/8 to the
@@ -52,9 +54,10 @@ named. docs/gating.md has the measured calibration and power.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Literal
 
 Change = Literal["regression", "within_noise", "unchanged", "improvement"]
@@ -67,7 +70,7 @@ CASES = "cases"
 STRATIFIED = "stratified_mcnemar"
 FLIPS = "clean_baseline_flips"
 # Bonferroni weights of the three components before unusable shares are passed on.
-WEIGHTS: dict[str, float] = {CASES: 0.5, STRATIFIED: 0.125, FLIPS: 0.375}
+WEIGHTS: Mapping[str, float] = MappingProxyType({CASES: 0.5, STRATIFIED: 0.125, FLIPS: 0.375})
 
 
 @dataclass(frozen=True)
@@ -239,36 +242,44 @@ def flip_probability(s: Stratum) -> float:
     return math.comb(s.run_m, failures) / math.comb(s.samples, failures)
 
 
+def flip_weight(probability: float) -> int:
+    """A flip's weight: log2 of the odds against it, rounded, at least 1.
+
+    With one run sample every flip weighs the same and the statistic is their count; with
+    repeats, all three samples failing on a 3/3 case (probability 1/20, weight 4) says more
+    than one of three failing (1/2, weight 1). Integer weights keep the null exact.
+    """
+    return max(1, round(-math.log2(probability)))
+
+
 def clean_baseline_flips(strata: Sequence[Stratum]) -> SuiteTest:
-    """Count the strata the baseline never saw fail that fail in the run; exact null.
+    """Strata the baseline never saw fail that fail in the run, weighed; exact null.
 
     Eligible: strata with f >= 1 failures in all and f <= m. A flip: the baseline passed
-    every sample (all f failures in the run), probability C(m,f)/C(n+m,f) under the null
-    given the totals, independently across strata; the count's exact null is the
-    Poisson-binomial of those probabilities. p = P(count >= observed).
+    every sample (all f failures in the run), probability q = C(m,f)/C(n+m,f) under the
+    null given the totals, independently across strata. The statistic is the flips' summed
+    `flip_weight(q)`, known from the totals alone; its exact null distribution is built
+    by dynamic programming over the eligible strata. p = P(statistic >= observed).
     """
     eligible = [(s, flip_probability(s)) for s in strata]
-    eligible = [(s, q) for s, q in eligible if q > 0.0]
-    observed = sum(1 for s, _ in eligible if s.baseline_passes == s.baseline_n)
-    # P(count = j) for j < observed, and the last slot absorbs P(count >= observed): the
-    # upper tail is summed directly, not as 1 minus the rest, so a tiny p-value keeps its
-    # digits.
+    weighed = [(s, q, flip_weight(q)) for s, q in eligible if q > 0.0]
+    observed = sum(w for s, _, w in weighed if s.baseline_passes == s.baseline_n)
+    # P(sum = j) for j < observed, and the last slot absorbs P(sum >= observed): the upper
+    # tail is summed directly, not as 1 minus the rest, so a tiny p-value keeps its digits.
     dist = [1.0] + [0.0] * observed
-    for _, q in eligible:
-        if observed == 0:
-            break
-        top = dist[-1] + dist[-2] * q
-        dist = [dist[0] * (1 - q)] + [
-            d * (1 - q) + e * q for d, e in zip(dist[1:-1], dist[:-2], strict=True)
-        ]
-        dist.append(top)
+    for _, q, w in weighed if observed else ():
+        top = dist[-1] + q * sum(dist[max(0, observed - w) : observed])
+        body = [d * (1 - q) for d in dist[:observed]]
+        if w < observed:
+            body[w:] = [b + q * d for b, d in zip(body[w:], dist, strict=False)]
+        dist = [*body, top]
     return SuiteTest(
         name=FLIPS,
         statistic=observed,
-        expected=sum(q for _, q in eligible),
+        expected=sum(q * w for _, q, w in weighed),
         p_value=min(1.0, dist[-1]),
-        strata=len(eligible),
-        min_p_value=math.prod(q for _, q in eligible) if eligible else 1.0,
+        strata=len(weighed),
+        min_p_value=math.prod(q for _, q, _ in weighed) if weighed else 1.0,
     )
 
 

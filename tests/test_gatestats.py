@@ -25,6 +25,7 @@ from evalctl.gatestats import (
     clean_baseline_flips,
     drop_p_value,
     flip_probability,
+    flip_weight,
     gate,
     holm,
     split_alpha,
@@ -136,23 +137,39 @@ def test_stratified_test_matches_enumeration() -> None:
         assert stratified_mcnemar(strata).p_value == pytest.approx(float(exact), rel=1e-12)
 
 
-def flip_count(strata: list[Stratum]) -> int:
-    """Eligible strata (1 <= failures <= m) whose baseline passed every sample."""
-    return sum(
-        1
-        for s in strata
-        if 1 <= s.samples - s.passes <= s.run_m and s.baseline_passes == s.baseline_n
-    )
+def flip_score(strata: list[Stratum]) -> int:
+    """Eligible strata (1 <= failures <= m) whose baseline passed every sample, weighed.
+
+    The weight is log2 of the odds against the flip, from the enumerated law.
+    """
+    score = 0
+    for s in strata:
+        failures = s.samples - s.passes
+        if 1 <= failures <= s.run_m and s.baseline_passes == s.baseline_n:
+            q = placements(s.baseline_n, s.run_m, s.passes)[s.run_m - failures]
+            score += max(1, round(-math.log2(q)))
+    return score
 
 
-def test_flip_count_matches_enumeration() -> None:
+def test_flip_score_matches_enumeration() -> None:
     joint = list(outcomes(MARGINS))
+    scores = set()
     for _, strata in joint:
         test = clean_baseline_flips(strata)
-        count = flip_count(strata)
-        exact = sum((q for q, other in joint if flip_count(other) >= count), start=Fraction(0))
-        assert test.statistic == count
+        score = flip_score(strata)
+        scores.add(score)
+        exact = sum((q for q, other in joint if flip_score(other) >= score), start=Fraction(0))
+        assert test.statistic == score
         assert test.p_value == pytest.approx(float(exact), rel=1e-12)
+    # The margins give flips of unequal weight (1/21 weighs 4, 1/2 weighs 1).
+    assert scores == set(range(11))
+
+
+def test_flip_weights() -> None:
+    assert flip_weight(1 / 11) == 3  # 10/10 then a failed run sample
+    assert flip_weight(1 / 20) == 4  # 3/3 then 0/3
+    assert flip_weight(1 / 2) == 1
+    assert flip_weight(0.9) == 1  # never below one: every flip counts
 
 
 def test_flip_probability() -> None:
@@ -267,6 +284,13 @@ def test_the_whole_gate_false_alarm_rate_is_at_most_alpha_by_enumeration(
         start=Fraction(0),
     )
     assert 0 < false_alarm <= alpha
+
+
+def test_an_empty_suite_passes() -> None:
+    verdict = gate([])
+    assert not verdict.failed
+    assert not verdict.suite_fired
+    assert verdict.case_alpha == 0.0
 
 
 def test_bad_input_is_refused() -> None:

@@ -31,7 +31,7 @@ from evalctl.baselines.diff import RunDiff
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
-from evalctl.results.text import visible_controls
+from evalctl.results.text import STATUS_STYLE, visible_controls
 from evalctl.secrets import redact
 
 # Rows shown per section unless --all: a 10,000-case run with 1,000 regressions must still
@@ -42,20 +42,12 @@ DEFAULT_ROWS = 25
 _SHORT_COLUMNS = frozenset({"baseline", "now", "status", "in baseline", "A→B", "Δ ms", "Δ tokens"})
 T = TypeVar("T")
 _MARKERS = {"regression": " [bold red]▼[/]", "improvement": " [bold green]▲[/]"}
-# The terminal's palette for case statuses, and so for a category's or a verdict's tone.
-_COLOURS: dict[str, str] = {
-    "pass": "green",
-    "fail": "red",
-    "error": "magenta",
-    "flaky": "yellow",
-    "skipped": "dim",
-}
 
 
 def _status(status: str | None) -> str:
     if status is None:
         return "[dim]-[/]"
-    return f"[{_COLOURS.get(status, 'dim')}]{status}[/]"
+    return f"[{STATUS_STYLE.get(status, 'dim')}]{status}[/]"
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -84,7 +76,7 @@ def _left_out(total: int, limit: int | None, what: str) -> None:
 def _title(category: Category) -> str:
     # Gating sections in bold: they are why the exit code is not 0.
     weight = "bold " if category.gates else ""
-    return f"[{weight}{_COLOURS[category.tone]}]{category.title}[/]"
+    return f"[{weight}{STATUS_STYLE[category.tone]}]{category.title}[/]"
 
 
 def _changes_table(title: str, changes: list[CaseChange]) -> Table:
@@ -170,7 +162,7 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
         stdout.print(f"[dim]{cmp.out_of_scope} baseline cases not selected by this run[/]")
 
     verdict = cmp.verdict
-    colour = _COLOURS[verdict.exit_code.tone]
+    colour = STATUS_STYLE[verdict.exit_code.tone]
     stdout.print(f"[bold {colour}]{verdict.word}[/]: {cmp.counts_line()}", soft_wrap=True)
 
 

@@ -14,7 +14,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
-from evalctl.results.text import plural
+from evalctl.results.text import STATUS_STYLE, plural
 from evalctl.runner.api import RunRequest
 from evalctl.secrets import redact
 
@@ -58,12 +58,11 @@ def render(out: RunOutput) -> None:
     pids = any(line.daemon_pid is not None for line in out.cases)
     for column in ("case", "status", "latency", *(("daemon pid",) if pids else ()), "detail"):
         table.add_column(column, overflow="fold")
-    colours = {"pass": "green", "fail": "red", "error": "magenta", "flaky": "yellow"}
     for line in out.cases:
         detail = line.error or line.skip_reason or ", ".join(line.failed_checks)
         if line.repeats:
             detail = f"{line.repeats}; {detail}" if detail else line.repeats
-        colour = colours.get(line.status, "dim")
+        colour = STATUS_STYLE.get(line.status, "dim")
         pid = (str(line.daemon_pid or "-"),) if pids else ()
         table.add_row(
             line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", *pid, detail

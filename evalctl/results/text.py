@@ -27,6 +27,17 @@ def _visible(match: re.Match[str]) -> str:
     return f"<U+{code:04X}>"
 
 
+# The terminal's colour (a Rich style) for each case status, and so for the tone of a verdict
+# or of a comparison's category (`evalctl.errors.Tone`).
+STATUS_STYLE: dict[str, str] = {
+    "pass": "green",
+    "fail": "red",
+    "error": "magenta",
+    "flaky": "yellow",
+    "skipped": "dim",
+}
+
+
 def visible_controls(text: str) -> str:
     """`text` with every control character replaced by a visible stand-in (␀, ␛, <U+202E>);
     a CRLF line end stays a line end."""

@@ -15,8 +15,7 @@ from rich.progress import (
 )
 
 from evalctl.results.models import CaseResult
-
-_STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skipped": "dim", "flaky": "yellow"}
+from evalctl.results.text import STATUS_STYLE
 
 
 class RunProgress:
@@ -73,7 +72,7 @@ class RunProgress:
         )
         if self._enabled and not self._console.is_terminal:
             # Without a live display (CI logs), one line per case is the useful record.
-            style = _STYLE.get(case.status, "")
+            style = STATUS_STYLE.get(case.status, "")
             done = self._progress.tasks[0].completed
             self._console.print(
                 f"[{style}]{case.status:>7}[/] {case.key}  "

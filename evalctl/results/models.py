@@ -4,7 +4,7 @@ refuse versions they do not know rather than guessing."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -41,7 +41,7 @@ class CheckResult(_Strict):
     """One named check of one case. `status` is the outcome; `passed` is derived from it
     (true exactly when status is `pass`) and still written, for readers written before `n/a`
     existed. On input `passed` is still taken where `status` is absent (a version 1 file, an
-    old constructor) and dropped where both are given."""
+    old constructor) and must agree with it where both are given (a file read back)."""
 
     name: str
     status: CheckStatus = "fail"
@@ -57,9 +57,11 @@ class CheckResult(_Strict):
         if isinstance(data, dict) and "passed" in data:
             data = dict(data)
             passed = data.pop("passed")
+            if not isinstance(passed, bool):
+                raise ValueError(f"passed must be true or false, not {passed!r}")
             if "status" not in data:
-                data["status"] = "pass" if passed is True else "fail"
-            elif (data["status"] == "pass") != (passed is True):
+                data["status"] = pass_or_fail(passed)
+            elif data["status"] in get_args(CheckStatus) and (data["status"] == "pass") != passed:
                 raise ValueError(f"passed={passed} contradicts status {data['status']!r}")
         return data
 

@@ -137,3 +137,14 @@ def test_an_unknown_gate_rule_is_bad_input_naming_the_known_ones() -> None:
     run = f.run([f.case("s/a", "pass")])
     with pytest.raises(BadInputError, match="unknown gate 'lenient' \\(known: strict\\)"):
         rule_named("lenient", f.baseline({"s/a": "pass"}), run)
+
+
+def test_every_list_of_a_comparison_is_a_category() -> None:
+    """A new list on `Comparison` without its category would reach no renderer."""
+    lists = {
+        name
+        for name, field in Comparison.model_fields.items()
+        if str(field.annotation).startswith("list[")
+    }
+    # `warnings` are about the files compared, not about cases.
+    assert lists - {"warnings"} == {c.field for c in CATEGORIES}

@@ -188,7 +188,7 @@ def test_strip_prefix_accepts_every_allowed_spelling_of_the_platform() -> None:
     # The ground truth allows two spellings of linux; a recipe using the second one resolves
     # its templated prefix with it. The mapping checks accept that spelling, so the prefix
     # check must too (it used to resolve the expectation with the first spelling only).
-    from evalctl.suites.release_assets.kind import RecipeExpected, _strip_prefix_check
+    from evalctl.suites.release_assets.kind import RecipeExpected
 
     truth = RecipeExpected(
         action="github_archive",
@@ -204,9 +204,23 @@ def test_strip_prefix_accepts_every_allowed_spelling_of_the_platform() -> None:
     second = {"linux/amd64": {"strip_prefix": "tool-1.0.0-linux-x86_64/"}}
     first = {"linux/amd64": {"strip_prefix": "tool-1.0.0-linux-musl-x86_64/"}}
     wrong = {"linux/amd64": {"strip_prefix": "tool-1.0.0-x86_64/"}}
-    assert _strip_prefix_check(truth, recipe_args, second, "v1.0.0").passed
-    assert _strip_prefix_check(truth, recipe_args, first, "v1.0.0").passed
-    result = _strip_prefix_check(truth, recipe_args, wrong, "v1.0.0")
+    case = recipe_case("stern").model_copy(update={"expected": truth, "checks": ["strip_prefix"]})
+
+    def strip_prefix(targets: dict[str, dict[str, str]]) -> CheckResult:
+        accepted = ToolCallRecord(
+            turn=1,
+            name="extract_pattern",
+            arguments=recipe_args,
+            result="ok",
+            data={"recipe": recipe_args, "targets": targets, "release": {"tag": "v1.0.0"}},
+            duration_ms=1.0,
+        )
+        (result,) = score_kind(KIND, case, Transcript([], [], [accepted]))
+        return result
+
+    assert strip_prefix(second).passed
+    assert strip_prefix(first).passed
+    result = strip_prefix(wrong)
     assert not result.passed
     assert result.message == (
         "linux/amd64: expected 'tool-1.0.0-linux-musl-x86_64/' or 'tool-1.0.0-linux-x86_64/', "

@@ -105,7 +105,7 @@ def test_detection_sees_a_plugin_provider_after_the_builtin_ones(
     assert _providers(root)[0] == "anthropic"
 
 
-def test_an_entry_point_provider_is_listed_with_its_distribution(tmp_path: Path) -> None:
+def test_an_entry_point_provider_is_listed_with_its_distribution_and_runs(tmp_path: Path) -> None:
     # An installed distribution's metadata, as pip writes it, beside its module in the
     # working directory, which `python -m` puts on sys.path.
     root = _project(tmp_path, "")
@@ -114,6 +114,10 @@ def test_an_entry_point_provider_is_listed_with_its_distribution(tmp_path: Path)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shout\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[evalctl.plugins]\nshout = shout_plugin\n")
     assert _providers(root)[1]["shout"]["origin"] == "shout (entry point)"
+    proc = evalctl(root, "run", "--provider", "shout", "--cases", "cases/loud.toml", "--out", "o")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((root / "o" / "results.json").read_text())
+    assert [c["status"] for c in result["cases"]] == ["pass"]
 
 
 def test_without_the_plugin_the_provider_is_unknown(tmp_path: Path) -> None:

@@ -80,9 +80,6 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-NO_PARAMS = NoParams()
-
-
 class NamedCheck:
     """A suite kind's named check from a function of the context: `NamedCheck("format",
     check_format)`. `applies`, when given, leaves the check out of cases it is False for."""

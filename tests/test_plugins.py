@@ -244,6 +244,32 @@ def test_a_tool_registered_under_another_name_than_its_definition_is_refused() -
         reg.tool("flip")
 
 
+def test_a_check_registered_under_another_name_than_its_type_is_refused() -> None:
+    from tests.plugin_pkg.evalctl_ping import StartsWith
+
+    reg = plugin_loader.registry()
+    reg.add_check("begins-with", StartsWith())
+    with pytest.raises(BadInputError, match="check 'begins-with' names its type 'starts-with'"):
+        reg.check("begins-with")
+
+
+def test_a_check_of_the_old_shape_is_not_a_check() -> None:
+    class OldCheck:  # evaluate(params, transcript) and no type_name: the protocol before
+        params_model = Registry
+
+        def evaluate(self, params: Any, transcript: Any) -> Any: ...
+
+    with pytest.raises(BadInputError, match=r"not a check \(needs type_name, params_model"):
+        Registry().add_check("old", OldCheck())
+
+
+def test_the_judge_has_one_provider() -> None:
+    reg = plugin_loader.registry()
+    assert reg.judge() is not None  # the built-in evalctl.judge
+    with pytest.raises(BadInputError, match=r"already provided by plugin 'evalctl\.judge'"):
+        reg.set_judge(lambda setup: None)  # type: ignore[arg-type, return-value]
+
+
 # --- laziness and the registry's answers ------------------------------------------------------
 
 

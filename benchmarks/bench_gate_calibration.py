@@ -4,8 +4,9 @@ The simulation is tests/test_gate_calibration.py's (500 cases from its stated mi
 sample per case, fixed seeds); this script runs it over K in {3, 5, 7, 10} and alpha in
 {0.01, 0.05}, 1,000 simulated runs per cell, for three truths: no change, 10 always-passing
 cases broken (they now always fail), and a diffuse drop (every unstable case's pass
-probability 0.3 lower, no case broken). It prints the Markdown table docs/gating.md carries,
-then the gate's time on 1,000 cases (median of 20 calls).
+probability 0.3 lower, no case broken); then K in {3, 5} with three run samples per case.
+It prints the Markdown tables docs/gating.md carries, then the gate's time on 1,000 cases
+(median of 20 calls).
 
     python benchmarks/bench_gate_calibration.py [--trials 1000]
 """
@@ -53,6 +54,17 @@ def main() -> int:
             broken = firing_rate(Scenario(k=k, broken=PLANTED), alpha, trials, seed=2000 + k)
             diffuse = firing_rate(Scenario(k=k, unstable_drop=0.3), alpha, trials, seed=3000 + k)
             print(f"| {k} | {alpha} | {null:.1%} | {broken:.1%} | {diffuse:.1%} |", flush=True)
+
+    print("\nWith --repeats 3 in the run (three samples per case):\n")
+    print("| K | alpha | false alarms, no change | 10 stable cases broken | diffuse drop |")
+    print("| --- | --- | --- | --- | --- |")
+    for k in (3, 5):
+        for alpha in ALPHAS:
+            cells = [
+                firing_rate(Scenario(k=k, run_samples=3, **truth), alpha, trials, seed=4000 + k)
+                for truth in ({}, {"broken": PLANTED}, {"unstable_drop": 0.3})
+            ]
+            print(f"| {k} | {alpha} | " + " | ".join(f"{c:.1%}" for c in cells) + " |", flush=True)
 
     rng = random.Random(7)
     mixed = draw_suite(rng, Scenario(cases=1000, k=10, broken=PLANTED))

@@ -107,6 +107,10 @@ class Settings(BaseModel):
     # llama.cpp threads for the local daemon (generation and prompt evaluation); default:
     # the physical cores this process may use. EVALCTL_LOCAL_THREADS overrides it.
     local_threads: int | None = Field(default=None, ge=1)
+    # Layers of the local model to offload to a GPU: -1 every one, 0 none. Default: every
+    # one where the llama.cpp build can offload (CUDA, Metal), else none.
+    # EVALCTL_LOCAL_GPU_LAYERS overrides it.
+    local_gpu_layers: int | None = Field(default=None, ge=-1)
     # Suites `evalctl run` runs when no --suite is given; empty means every suite found.
     default_suites: list[str] = Field(default_factory=list)
     case_timeout_s: float = 120.0

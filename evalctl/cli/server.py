@@ -28,6 +28,12 @@ THREADS = typer.Option(
     help="llama.cpp threads (default: the physical cores this process may use, less busy ones).",
 )
 N_CTX = typer.Option("--n-ctx", help="Context window in tokens.")
+GPU_LAYERS = typer.Option(
+    "--gpu-layers",
+    min=-1,
+    help="Layers to offload to a GPU, -1 for all (default: all when this llama.cpp build "
+    "can offload, else 0; EVALCTL_LOCAL_GPU_LAYERS, local_gpu_layers in evalctl.toml).",
+)
 
 
 def _duration(text: str, flag: str) -> float:
@@ -45,12 +51,22 @@ def _provider(
     idle: str = "5m",
     threads: int | None = None,
     n_ctx: int = 4096,
+    gpu_layers: int | None = None,
     verify_file: bool = True,
 ) -> LocalProvider:
     from evalctl.modelfiles.manifest import resolve, sha256_file, verify
     from evalctl.providers.local import LocalProvider
 
     settings = options.settings_from_env()
+    if gpu_layers is None:
+        env = options.environ().get("EVALCTL_LOCAL_GPU_LAYERS")
+        try:
+            gpu_layers = int(env) if env else settings.local_gpu_layers
+        except ValueError:
+            raise BadInputError(
+                f"EVALCTL_LOCAL_GPU_LAYERS must be an integer (-1: all layers), not {env!r}",
+                field="EVALCTL_LOCAL_GPU_LAYERS",
+            ) from None
     resolved = resolve(model or settings.local_model)
     if verify_file:
         sha = verify(resolved)
@@ -63,6 +79,7 @@ def _provider(
         sha,
         n_ctx=n_ctx,
         n_threads=threads,
+        n_gpu_layers=gpu_layers,
         idle_timeout_s=_duration(idle, "--idle-timeout"),
     )
 
@@ -87,6 +104,7 @@ def serve(
     idle_timeout: Annotated[str, IDLE] = "5m",
     threads: Annotated[int | None, THREADS] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
+    gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
     log: Annotated[
         Path | None, typer.Option("--log", help="JSON-lines log file (default: stderr).")
     ] = None,
@@ -108,6 +126,7 @@ def serve(
             grace_s=_duration(grace, "--grace"),
             n_ctx=n_ctx,
             n_threads=threads,
+            n_gpu_layers=gpu_layers,
             log_path=log,
         )
     )
@@ -119,10 +138,13 @@ def start(
     idle_timeout: Annotated[str, IDLE] = "5m",
     threads: Annotated[int | None, THREADS] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
+    gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Start the daemon for a model (if not running) and wait until it is ready."""
-    provider = _provider(model, idle=idle_timeout, threads=threads, n_ctx=n_ctx)
+    provider = _provider(
+        model, idle=idle_timeout, threads=threads, n_ctx=n_ctx, gpu_layers=gpu_layers
+    )
     try:
         emit(provider.ensure_running(), as_json, _render_status)
     finally:

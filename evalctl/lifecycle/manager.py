@@ -58,6 +58,8 @@ class DaemonSpec:
     model_sha256: str
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int | None = None
+    # None: the daemon decides (every layer where its build can offload, else none).
+    n_gpu_layers: int | None = None
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     grace_s: float = DEFAULT_GRACE_S
 
@@ -218,6 +220,7 @@ class DaemonManager:
             grace_s=spec.grace_s,
             n_ctx=spec.n_ctx,
             n_threads=spec.n_threads,
+            n_gpu_layers=spec.n_gpu_layers,
             log_path=self.paths.log,
             lock_fd=lock_fd,
         )

@@ -55,6 +55,7 @@ class LocalProvider:
         *,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
+        n_gpu_layers: int | None = None,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         start_timeout_s: float | None = None,
     ):
@@ -66,6 +67,7 @@ class LocalProvider:
             model_sha256=sha256,
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_gpu_layers=n_gpu_layers,
             idle_timeout_s=idle_timeout_s,
         )
         extra = {} if start_timeout_s is None else {"start_timeout_s": start_timeout_s}
@@ -169,7 +171,7 @@ class LocalProvider:
 
     def run_settings(self) -> dict[str, Any]:
         """How the model ran, for the results: threads (and who chose them), context size,
-        KV-cache prefix reuse."""
+        KV-cache prefix reuse, GPU layers."""
         chosen = self._spec.n_threads
         threads = self._threads or chosen or default_threads()
         return {
@@ -179,6 +181,8 @@ class LocalProvider:
             else "default: physical cores in affinity, less busy ones",
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
+            # Layers really offloaded, as the daemon reports them (None: not started).
+            "gpu_layers": self._status.n_gpu_layers if self._status is not None else None,
         }
 
     @property
@@ -246,6 +250,15 @@ def _setting(extra: Mapping[str, str], env: Mapping[str, str], key: str, var: st
     return extra.get(key) or env.get(var) or None
 
 
+def _gpu_layers(text: str | None) -> int | None:
+    if text is None:
+        return None
+    layers = int(text)
+    if layers < -1:
+        raise ValueError(f"gpu layers must be -1 (all), 0 (none) or a count, not {layers}")
+    return layers
+
+
 def create(options: ProviderOptions) -> LocalProvider:
     """Resolve and verify the model (SHA256) first: nothing loads an unverified file."""
     resolved = resolve(options.model or options.settings.local_model)
@@ -254,6 +267,9 @@ def create(options: ProviderOptions) -> LocalProvider:
     if threads is None and options.settings.local_threads is not None:
         threads = str(options.settings.local_threads)
     n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
+    gpu_layers = _setting(options.extra, options.env, "gpu_layers", "EVALCTL_LOCAL_GPU_LAYERS")
+    if gpu_layers is None and options.settings.local_gpu_layers is not None:
+        gpu_layers = str(options.settings.local_gpu_layers)
     idle = _setting(options.extra, options.env, "idle_timeout", "EVALCTL_IDLE_TIMEOUT")
     try:
         return LocalProvider(
@@ -262,12 +278,13 @@ def create(options: ProviderOptions) -> LocalProvider:
             sha256,
             n_ctx=int(n_ctx) if n_ctx else DEFAULT_N_CTX,
             n_threads=int(threads) if threads else None,
+            n_gpu_layers=_gpu_layers(gpu_layers),
             idle_timeout_s=parse_duration(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
         )
     except ValueError as exc:
         raise BadInputError(
             f"invalid local provider setting: {exc}",
-            hint="EVALCTL_LOCAL_THREADS (or local_threads in evalctl.toml) and "
-            "EVALCTL_LOCAL_N_CTX take integers; "
+            hint="EVALCTL_LOCAL_THREADS (or local_threads in evalctl.toml), "
+            "EVALCTL_LOCAL_N_CTX and EVALCTL_LOCAL_GPU_LAYERS (-1: all) take integers; "
             "EVALCTL_IDLE_TIMEOUT a duration such as 5m",
         ) from None

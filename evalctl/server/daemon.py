@@ -26,6 +26,7 @@ from typing import Any
 
 from evalctl import flock
 from evalctl.errors import EvalctlError, ExitCode
+from evalctl.server import hardware
 from evalctl.server.engine import Engine, EngineConfig
 from evalctl.server.jsonlog import JsonLog
 from evalctl.server.options import SERVICE_NAME, DaemonOptions
@@ -70,6 +71,7 @@ class Daemon:
                 model_name=options.model_name or options.model_path.stem,
                 n_ctx=options.n_ctx,
                 n_threads=options.n_threads,
+                n_gpu_layers=hardware.default_gpu_layers(options.n_gpu_layers),
             )
         )
         self._stop = _Stop()
@@ -89,6 +91,7 @@ class Daemon:
             idle_timeout_s=opts.idle_timeout_s,
             n_ctx=opts.n_ctx,
             n_threads=opts.n_threads,
+            n_gpu_layers=self.engine.config.n_gpu_layers,
         )
         try:
             self._take_lock()
@@ -235,7 +238,7 @@ class Daemon:
             warm_up_ms=round((time.monotonic() - loaded) * 1000, 1),
             n_ctx=self.engine.n_ctx,
             n_threads=self.engine.n_threads,
-            n_gpu_layers=self.engine.config.n_gpu_layers,
+            n_gpu_layers=self.engine.gpu_layers,
             gen_tokens_per_s=round(self.engine.speed.gen_tokens_per_s, 2),
             prompt_tokens_per_s=round(self.engine.speed.prompt_tokens_per_s, 2),
         )

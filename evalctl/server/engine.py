@@ -35,7 +35,7 @@ from evalctl.chat import (
     ToolCall,
     Usage,
 )
-from evalctl.server import toolcalls
+from evalctl.server import hardware, toolcalls
 from evalctl.server.prompt import (
     CHATML_TEMPLATE,
     BadRequestError,
@@ -74,7 +74,8 @@ class EngineConfig:
     # machines pass 1.
     n_threads: int | None = None
     n_batch: int = 512
-    # Layers offloaded to a GPU; 0 keeps the model on the CPU.
+    # Layers to offload to a GPU: -1 every one, 0 none (a CPU-only build offloads none
+    # whatever this says; `gpu_layers` reports what it really did).
     n_gpu_layers: int = 0
     # Keep the KV cache between requests and evaluate only what follows the shared prefix.
     prefix_cache: bool = True
@@ -119,6 +120,18 @@ class Engine:
     @property
     def n_ctx(self) -> int:
         return int(self._llm.n_ctx()) if self._llm is not None else self.config.n_ctx
+
+    @property
+    def gpu_layers(self) -> int:
+        """Layers really offloaded to a GPU (0 before the model is loaded)."""
+        if self._llm is None:
+            return 0
+        import llama_cpp
+
+        n_layer = int(llama_cpp.llama_model_n_layer(self._llm.model))
+        return hardware.offloaded_layers(
+            self.config.n_gpu_layers, n_layer, hardware.gpu_offload_supported()
+        )
 
     @property
     def n_threads(self) -> int:

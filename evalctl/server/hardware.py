@@ -25,6 +25,24 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
+def default_gpu_layers(requested: int | None) -> int:
+    """The layers to ask llama.cpp to offload: as requested, else every one (-1) where the
+    build can offload (CUDA, Metal...), else none. A CPU-only build ignores the number, so
+    the default costs nothing there."""
+    if requested is not None:
+        return requested
+    return -1 if gpu_offload_supported() else 0
+
+
+def offloaded_layers(requested: int, n_layer: int, supported: bool) -> int:
+    """How many layers llama.cpp really puts on the GPU: none on a build that cannot
+    offload; of a model's `n_layer` blocks plus its output layer, `requested` (-1: all)."""
+    if not supported or requested == 0:
+        return 0
+    total = n_layer + 1
+    return total if requested < 0 else min(requested, total)
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

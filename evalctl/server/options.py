@@ -43,6 +43,9 @@ class DaemonOptions:
     grace_s: float = DEFAULT_GRACE_S
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int | None = None
+    # Layers to offload to a GPU: -1 every one, 0 none; None: every one when this
+    # llama.cpp build can offload, else none (evalctl.server.hardware.default_gpu_layers).
+    n_gpu_layers: int | None = None
     log_path: Path | None = None
     # An inherited file descriptor already holding the flock (set by the lifecycle
     # manager, so no other daemon can slip in between its check and our start).
@@ -69,6 +72,7 @@ class DaemonOptions:
             "--model-name": self.model_name,
             "--model-sha256": self.model_sha256,
             "--threads": self.n_threads,
+            "--gpu-layers": self.n_gpu_layers,
             "--log": self.log_path,
             "--lock-fd": self.lock_fd,
         }
@@ -100,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--grace", type=_duration_arg, default=DEFAULT_GRACE_S)
     p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--gpu-layers", type=int, default=None, help="-1: all; default: all if offload")
     p.add_argument("--model-name", default="")
     p.add_argument("--model-sha256", default="")
     p.add_argument("--log", type=Path, default=None, help="JSON-lines log file")
@@ -118,6 +123,7 @@ def parse_argv(argv: list[str]) -> DaemonOptions:
         grace_s=ns.grace,
         n_ctx=ns.n_ctx,
         n_threads=ns.threads,
+        n_gpu_layers=ns.gpu_layers,
         log_path=ns.log,
         lock_fd=ns.lock_fd,
     )

@@ -183,7 +183,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             system_info=self._system_info,
             cpu_model=self._cpu_model,
             n_batch=self._engine.config.n_batch,
-            n_gpu_layers=self._engine.config.n_gpu_layers,
+            n_gpu_layers=self._engine.gpu_layers,
             gpu_offload_supported=self._gpu_offload,
             gen_tokens_per_s=self._engine.speed.gen_tokens_per_s,
             prompt_tokens_per_s=self._engine.speed.prompt_tokens_per_s,

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalctl.gatestats import (
     CASES,
@@ -284,6 +286,37 @@ def test_the_whole_gate_false_alarm_rate_is_at_most_alpha_by_enumeration(
         start=Fraction(0),
     )
     assert 0 < false_alarm <= alpha
+
+
+@st.composite
+def small_suites(draw: st.DrawFn) -> list[tuple[int, int, int]]:
+    """Margins (n, m, t) of 2 to 5 strata, small enough to enumerate every outcome."""
+    margins = []
+    for _ in range(draw(st.integers(2, 5))):
+        n = draw(st.integers(1, 6))
+        m = draw(st.integers(1, 3))
+        margins.append((n, m, draw(st.integers(0, n + m))))
+    return margins
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    margins=small_suites(),
+    alpha=st.sampled_from([0.01, 0.05, 0.2, 0.5]),
+    multiplicity=st.sampled_from(["holm", "bh"]),
+)
+def test_false_alarm_rate_at_most_alpha_for_any_totals(
+    margins: list[tuple[int, int, int]], alpha: float, multiplicity: str
+) -> None:
+    false_alarm = sum(
+        (
+            q
+            for q, strata in outcomes(margins)
+            if gate(strata, alpha, multiplicity=multiplicity).failed  # type: ignore[arg-type]
+        ),
+        start=Fraction(0),
+    )
+    assert false_alarm <= alpha
 
 
 def test_an_empty_suite_passes() -> None:

@@ -113,6 +113,8 @@ class Settings(BaseModel):
     local_gpu_layers: int | None = Field(default=None, ge=-1)
     # Suites `evalctl run` runs when no --suite is given; empty means every suite found.
     default_suites: list[str] = Field(default_factory=list)
+    # A case's time limit when neither --timeout nor the suite or case sets one; on the
+    # local provider only a floor, raised to fit the measured speed (runner.timelimit).
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
     # Plugin modules to load, from the directory holding evalctl.toml first, then sys.path.

@@ -200,34 +200,65 @@ def stratified_mcnemar(strata: Sequence[Stratum]) -> SuiteTest:
     n = m = 1 everywhere this is McNemar's exact one-sided test on the discordant pairs.
     """
     nulls = [(_null_of(s), s.run_passes) for s in strata if s.informative]
-    # Shifted so each stratum's lowest possible count is 0; only sums <= the observed one
-    # matter for the lower tail, so the distribution is kept up to there and no further.
+    # Shifted so each stratum's lowest possible count is 0.
     observed = sum(b - low for (low, _), b in nulls)
-    dist = [1.0] + [0.0] * observed
-    expected = 0.0
-    for (low, pmf), _ in nulls:
-        expected += sum((low + k) * q for k, q in enumerate(pmf))
-        dist = _convolve_truncated(dist, pmf)
     return SuiteTest(
         name=STRATIFIED,
         statistic=sum(s.run_passes for s in strata if s.informative),
-        expected=expected,
-        p_value=min(1.0, sum(dist)),
+        expected=sum((low + k) * q for (low, pmf), _ in nulls for k, q in enumerate(pmf)),
+        p_value=lower_tail([pmf for (_, pmf), _ in nulls], observed),
         strata=len(nulls),
         min_p_value=math.prod(pmf[0] for (_, pmf), _ in nulls),
     )
 
 
+# A state of the dynamic programme below this probability is not carried: its mass is added
+# to the tail instead, so a p-value can only come out larger (conservative), by at most this
+# much per state dropped. It keeps the programme to the bulk of the distribution.
+NEGLIGIBLE = 1e-20
+
+
+def lower_tail(pmfs: Sequence[Sequence[float]], limit: int) -> float:
+    """P(X_1 + ... + X_k <= limit) for independent X_i, X_i's pmf over 0, 1, ... in `pmfs`.
+
+    Exact dynamic programming over the sum, in floating point, with two economies: sums
+    above `limit` are never stored (every X_i >= 0, so they cannot come back), and states
+    under `NEGLIGIBLE` at either end of the window are counted into the tail rather than
+    carried (so the result errs high, never low, by at most 1e-20 a state).
+    """
+    if limit < 0:
+        return 0.0
+    dist = [1.0]
+    offset = 0  # the sum that dist[0] stands for
+    folded = 0.0
+    for pmf in pmfs:
+        size = min(len(dist) + len(pmf) - 1, limit + 1 - offset)
+        dist = _convolve_truncated(dist + [0.0] * (size - len(dist)), pmf)
+        start, end = 0, len(dist)
+        while start < end and dist[start] < NEGLIGIBLE:
+            start += 1
+        while end > start and dist[end - 1] < NEGLIGIBLE:
+            end -= 1
+        if start or end < len(dist):
+            folded += sum(dist[:start]) + sum(dist[end:])
+            dist = dist[start:end]
+            offset += start
+        if not dist:
+            break
+    return min(1.0, folded + sum(dist))
+
+
 def _convolve_truncated(dist: list[float], pmf: Sequence[float]) -> list[float]:
-    size = len(dist)
+    """dist convolved with pmf, kept to len(dist) entries."""
     if len(pmf) == 2:  # one run sample: the common case, kept cheap
         stay, step = pmf
         return [dist[0] * stay] + [
             d * stay + e * step for d, e in zip(dist[1:], dist, strict=False)
         ]
-    out = [0.0] * size
-    for k, q in enumerate(pmf[:size]):
-        out[k:] = [o + q * d for o, d in zip(out[k:], dist, strict=False)]
+    out = [0.0] * len(dist)
+    for k, q in enumerate(pmf[: len(dist)]):
+        if q:
+            out[k:] = [o + q * d for o, d in zip(out[k:], dist, strict=False)]
     return out
 
 
@@ -264,20 +295,15 @@ def clean_baseline_flips(strata: Sequence[Stratum]) -> SuiteTest:
     eligible = [(s, flip_probability(s)) for s in strata]
     weighed = [(s, q, flip_weight(q)) for s, q in eligible if q > 0.0]
     observed = sum(w for s, _, w in weighed if s.baseline_passes == s.baseline_n)
-    # P(sum = j) for j < observed, and the last slot absorbs P(sum >= observed): the upper
-    # tail is summed directly, not as 1 minus the rest, so a tiny p-value keeps its digits.
-    dist = [1.0] + [0.0] * observed
-    for _, q, w in weighed if observed else ():
-        top = dist[-1] + q * sum(dist[max(0, observed - w) : observed])
-        body = [d * (1 - q) for d in dist[:observed]]
-        if w < observed:
-            body[w:] = [b + q * d for b, d in zip(body[w:], dist, strict=False)]
-        dist = [*body, top]
+    # P(flip sum >= observed) is P(non-flip sum <= total - observed): a lower tail, the
+    # upper one reflected, so a tiny p-value keeps its digits (no 1 - x).
+    total = sum(w for _, _, w in weighed)
+    non_flip = [[q] + [0.0] * (w - 1) + [1.0 - q] for _, q, w in weighed]
     return SuiteTest(
         name=FLIPS,
         statistic=observed,
         expected=sum(q * w for _, q, w in weighed),
-        p_value=min(1.0, dist[-1]),
+        p_value=lower_tail(non_flip, total - observed) if observed else 1.0,
         strata=len(weighed),
         min_p_value=math.prod(q for _, q, _ in weighed) if weighed else 1.0,
     )

@@ -30,6 +30,7 @@ from evalctl.gatestats import (
     flip_weight,
     gate,
     holm,
+    lower_tail,
     split_alpha,
     stratified_mcnemar,
 )
@@ -172,6 +173,20 @@ def test_flip_weights() -> None:
     assert flip_weight(1 / 20) == 4  # 3/3 then 0/3
     assert flip_weight(1 / 2) == 1
     assert flip_weight(0.9) == 1  # never below one: every flip counts
+
+
+@pytest.mark.parametrize("limit", [20, 90, 100, 130])
+def test_lower_tail_is_exact_or_errs_high_by_a_hair(limit: int) -> None:
+    # 200 fair coins: the sum is Binomial(200, 1/2), its tail known in closed form. Far in
+    # the tail the programme drops negligible states into the tail: never below the truth.
+    exact = float(Fraction(sum(math.comb(200, k) for k in range(limit + 1)), 2**200))
+    p = lower_tail([(0.5, 0.5)] * 200, limit)
+    assert exact <= p * (1 + 1e-12)
+    assert p <= exact * (1 + 1e-12) + 1e-12
+    # Three-valued steps, as with repeats: the same law as 400 coins.
+    two_coins = [(0.25, 0.5, 0.25)] * 200
+    exact2 = float(Fraction(sum(math.comb(400, k) for k in range(2 * limit + 1)), 2**400))
+    assert lower_tail(two_coins, 2 * limit) == pytest.approx(exact2, rel=1e-9, abs=1e-12)
 
 
 def test_flip_probability() -> None:

@@ -5,10 +5,10 @@ sample per case, fixed seeds); this script runs it over K in {3, 5, 7, 10} and a
 {0.01, 0.05}, 1,000 simulated runs per cell, for three truths: no change, 10 always-passing
 cases broken (they now always fail), and a diffuse drop (every unstable case's pass
 probability 0.3 lower, no case broken); then K in {3, 5} with three run samples per case.
-It prints the Markdown tables docs/gating.md carries, then the gate's time on 1,000 cases
-(median of 20 calls).
+It prints the Markdown tables docs/gating.md carries, then the gate's time on 1,000 cases of
+four shapes (median of 20 calls).
 
-    python benchmarks/bench_gate_calibration.py [--trials 1000]
+    python benchmarks/bench_gate_calibration.py [--trials 1000]   (0: the timings only)
 """
 
 from __future__ import annotations
@@ -45,6 +45,13 @@ def main() -> int:
     args = parser.parse_args()
     trials: int = args.trials
 
+    if trials > 0:
+        _tables(trials)
+    _speed()
+    return 0
+
+
+def _tables(trials: int) -> None:
     print(f"{trials} simulated runs per cell, 500 cases, one run sample per case\n")
     print("| K | alpha | false alarms, no change | 10 stable cases broken | diffuse drop |")
     print("| --- | --- | --- | --- | --- |")
@@ -66,13 +73,27 @@ def main() -> int:
             ]
             print(f"| {k} | {alpha} | " + " | ".join(f"{c:.1%}" for c in cells) + " |", flush=True)
 
+
+def _speed() -> None:
     rng = random.Random(7)
-    mixed = draw_suite(rng, Scenario(cases=1000, k=10, broken=PLANTED))
-    # The slowest shape: every case unstable and informative, three run samples each.
-    noisy = [Stratum(f"c{i}", 10, rng.randint(1, 9), 3, rng.randint(0, 3)) for i in range(1000)]
-    print(f"\ngate on 1,000 cases of the mix, K=10: {_timing(mixed) * 1000:.1f} ms (median)")
-    print(f"gate on 1,000 unstable cases, K=10, 3 run samples: {_timing(noisy) * 1000:.1f} ms")
-    return 0
+    shapes = {
+        "1,000 cases of the mix, K=10, 1 run sample": draw_suite(
+            rng, Scenario(cases=1000, k=10, broken=PLANTED)
+        ),
+        # The slow shapes: every case unstable and informative, with repeats in the run.
+        "1,000 unstable cases, K=10, 3 run samples": [
+            Stratum(f"c{i}", 10, rng.randint(1, 9), 3, rng.randint(0, 3)) for i in range(1000)
+        ],
+        "1,000 unstable cases, K=10, 10 run samples": [
+            Stratum(f"c{i}", 10, rng.randint(1, 9), 10, rng.randint(0, 10)) for i in range(1000)
+        ],
+        "1,000 stable cases all broken, K=10, 3 run samples": [
+            Stratum(f"c{i}", 10, 10, 3, 0) for i in range(1000)
+        ],
+    }
+    print()
+    for name, strata in shapes.items():
+        print(f"gate on {name}: {_timing(strata) * 1000:.1f} ms (median of 20)")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ The daemon deletes the lock file on exit. A process that opened the old file jus
 that could then lock an orphaned inode while a third process creates and locks a new
 file; `try_lock` therefore re-checks, after locking, that the path still names the file it
 locked.
+
+`held` is the waiting kind, for a read-modify-write of a shared file (a baseline): writers
+take turns instead of one losing the other's update.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import errno
 import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -76,3 +80,16 @@ def release(fd: int, path: Path | None = None) -> None:
             if os.stat(path).st_ino == os.fstat(fd).st_ino:
                 path.unlink()
     os.close(fd)
+
+
+@contextlib.contextmanager
+def held(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock on `path` (created if missing) for the block, waiting for any
+    other holder. The file is left in place: unlinking it would let a waiter lock an inode no
+    later process can see."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock

@@ -199,7 +199,7 @@ def test_truncated_and_future_baselines(tmp_path: Path) -> None:
     text = path.read_text()
     path.write_text(text[: len(text) - 10])
     assert "truncated JSON" in _bad(path).message
-    f.write_json(path, _valid() | {"schema_version": 3})
+    f.write_json(path, _valid() | {"schema_version": 4})
     err = _bad(path)
     assert err.field == "schema_version" and "reads version 1" in err.message
 

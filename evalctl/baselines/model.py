@@ -6,8 +6,11 @@ provenance. Provenance fields are optional on input so a hand-written baseline i
 familiar shape still reads; `build_baseline` always fills them.
 
 Versions: 1 holds case statuses only; 2 adds `checks` (case key -> check name -> pass, fail
-or n/a), which lets `compare` gate a check that regressed inside a case that already failed.
-A version 1 file still reads, with no check outcomes (compare then says so).
+or n/a), which lets `compare` gate a check that regressed inside a case that already failed;
+3 adds what a sampled baseline (`--samples K`) measured: `pass_counts` for every case,
+`check_counts` (per case, per check), `sampling` per suite, the `platform` the samples were
+drawn on, and `metrics` per suite (one value per sample). Versions 1 and 2 still read, with
+none of these (a version 2 file may hold `pass_counts` from `--repeats`).
 """
 
 from __future__ import annotations
@@ -32,38 +35,43 @@ from evalctl.results.document import (
     require_kind,
     validate_document,
 )
-from evalctl.results.models import CheckStatus
 
-BASELINE_SCHEMA_VERSION: Final = 2
-SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (1, BASELINE_SCHEMA_VERSION)
+# PassCount is the runner's record, re-exported here where baseline readers look for it.
+from evalctl.results.models import CheckStatus, SampleSettings
+from evalctl.results.models import PassCount as PassCount
+from evalctl.results.platform import Platform
+
+BASELINE_SCHEMA_VERSION: Final = 3
+SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (1, 2, BASELINE_SCHEMA_VERSION)
 
 # `error` and `skipped` are deliberately absent: neither says anything about quality, so
 # neither may become an expectation.
 BaselineStatus = Literal["pass", "fail", "flaky"]
 
+# How a suite was sampled: the run's record of it, kept in the baseline as is.
+BaselineSampling = SampleSettings
 
-class PassCount(BaseModel):
-    """How often a case passed when the baseline was recorded with `--repeats`."""
+
+class SuiteMetrics(BaseModel):
+    """A suite's cost and speed as the baseline measured them, one value per sample r (K
+    values; one for an unsampled baseline). Sample r of a case is its r-th scored attempt;
+    each value is over the suite's scored cases in that sample."""
 
     model_config = ConfigDict(extra="forbid")
 
-    passed: int = Field(ge=0)
-    runs: int = Field(ge=1)
-
-    @model_validator(mode="after")
-    def _passed_within_runs(self) -> PassCount:
-        if self.passed > self.runs:
-            raise ValueError(f"passed ({self.passed}) exceeds runs ({self.runs})")
-        return self
-
-    def as_tuple(self) -> tuple[int, int]:
-        return self.passed, self.runs
+    # The mean output tokens per scored case.
+    output_tokens: list[float]
+    latency_p50_ms: list[float]
+    latency_p95_ms: list[float]
+    # The sample's total estimated cost; None when the provider is not billed (or the model
+    # has no price).
+    cost_usd: list[float] | None = None
 
 
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1, 2] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = BASELINE_SCHEMA_VERSION
     kind: Literal["baseline"] = "baseline"
     provider: str
     model: str
@@ -73,12 +81,22 @@ class Baseline(BaseModel):
     source_run_id: str | None = None
     baselines: dict[str, BaselineStatus]
     # Optional, beside `baselines` so the familiar shape stays: per case key, the pass count
-    # of a baseline recorded with --repeats. `compare` needs it to tell a real drop in a
-    # flaky case's pass rate from noise (docs/flaky.md).
+    # of a baseline recorded with --repeats or --samples (then every case has one). `compare`
+    # needs it to tell a real drop in a case's pass rate from noise (docs/gating.md).
     pass_counts: dict[str, PassCount] = Field(default_factory=dict)
-    # Per case key, each check's outcome when the baseline was recorded (version 2). `n/a`
-    # (the check had nothing to test) is kept apart: it is neither a pass nor a failure.
+    # Per case key, per check, the same count over the samples (version 3; absent when the
+    # baseline was not sampled). A check only ever n/a is left out.
+    check_counts: dict[str, dict[str, PassCount]] = Field(default_factory=dict)
+    # Per case key, each check's outcome when the baseline was recorded (version 2; of the
+    # last sample when sampled). `n/a` (the check had nothing to test) is kept apart: it is
+    # neither a pass nor a failure.
     checks: dict[str, dict[str, CheckStatus]] = Field(default_factory=dict)
+    # Per suite, how its samples were drawn (version 3; absent when not sampled).
+    sampling: dict[str, BaselineSampling] = Field(default_factory=dict)
+    # What produced the replies (version 3; None when the run did not record it).
+    platform: Platform | None = None
+    # Per suite, tokens, latency and cost over the samples (version 3).
+    metrics: dict[str, SuiteMetrics] = Field(default_factory=dict)
     # The pass-rate bar the source run had to clear. Anything under the default 0.5 was a
     # deliberate `--min-pass-rate`, kept in the file so a lowered bar is never silent.
     min_pass_rate: float | None = None
@@ -87,8 +105,9 @@ class Baseline(BaseModel):
     def _omit_empty_counts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A baseline recorded without --repeats keeps exactly the familiar shape.
         data: dict[str, Any] = handler(self)
-        if not self.pass_counts:
-            data.pop("pass_counts", None)
+        for field in ("pass_counts", "check_counts", "sampling", "metrics", "platform"):
+            if not getattr(self, field):
+                data.pop(field, None)
         return data
 
     @model_validator(mode="after")
@@ -99,8 +118,17 @@ class Baseline(BaseModel):
         stray = sorted(set(self.checks) - set(self.baselines))
         if stray:
             raise ValueError(f"checks has keys that are not in baselines: {stray[:5]}")
+        stray = sorted(set(self.check_counts) - set(self.baselines))
+        if stray:
+            raise ValueError(f"check_counts has keys that are not in baselines: {stray[:5]}")
         if self.schema_version == 1 and self.checks:
             raise ValueError("checks needs schema_version 2")
+        if self.schema_version < 3:
+            newer = [
+                f for f in ("check_counts", "sampling", "platform", "metrics") if getattr(self, f)
+            ]
+            if newer:
+                raise ValueError(f"{', '.join(newer)} needs schema_version 3")
         return self
 
     @field_validator("baselines")

@@ -9,15 +9,21 @@ expectation would be recorded from a crash, not from the model).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evalctl import __version__
-from evalctl.baselines.model import Baseline, BaselineStatus, PassCount
+from evalctl import __version__, flock, userfiles
+from evalctl.baselines.model import Baseline, BaselineStatus, PassCount, SuiteMetrics
 from evalctl.baselines.scope import in_scope
+from evalctl.chat import Usage
+from evalctl.config import ModelPrice
+from evalctl.cost import estimate_cost, price_for, price_table
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
-from evalctl.results.models import CheckStatus, RunResult
+from evalctl.results.models import Attempt, CaseResult, CheckStatus, RunResult
+from evalctl.results.summary import percentile
 from evalctl.results.text import plural
 
 DEFAULT_MIN_PASS_RATE = 0.5
@@ -26,11 +32,17 @@ _PROVIDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _LISTED = 5  # case keys quoted in a refusal before "and N more"
 
 
-def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE) -> Baseline:
+def build_baseline(
+    run: RunResult,
+    min_pass_rate: float = DEFAULT_MIN_PASS_RATE,
+    prices: Mapping[str, ModelPrice] | None = None,
+) -> Baseline:
     """The baseline for `run`, or GateFailedError saying why the run is not fit to be one.
 
     Skipped cases are left out (see `skipped_cases`); flaky cases are recorded as flaky.
-    The pass rate is recomputed from the cases, not read from the file's summary.
+    The pass rate is recomputed from the cases, not read from the file's summary: only
+    `pass` cases count as passing, so a flaky case (some samples failed) counts against it.
+    `prices` overlays the default price table for the metrics' cost (settings.prices).
     """
     if not 0.0 <= min_pass_rate <= 1.0:
         raise BadInputError(
@@ -68,12 +80,15 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         )
     statuses: dict[str, BaselineStatus] = {}
     counts: dict[str, PassCount] = {}
+    check_counts: dict[str, dict[str, PassCount]] = {}
     checks: dict[str, dict[str, CheckStatus]] = {}
     for case in sorted(scored, key=lambda c: c.key):
         # Each check's outcome (of the last repeat), so compare can see a check regress inside
         # a case that fails either way.
         if case.checks:
             checks[case.key] = {c.name: c.status for c in case.checks}
+        if case.check_counts:
+            check_counts[case.key] = dict(sorted(case.check_counts.items()))
         # The scored filter above guarantees one of the three; spelled out for the type checker.
         statuses[case.key] = (
             "pass" if case.status == "pass" else "flaky" if case.status == "flaky" else "fail"
@@ -91,9 +106,58 @@ def build_baseline(run: RunResult, min_pass_rate: float = DEFAULT_MIN_PASS_RATE)
         source_run_id=run.run_id,
         baselines=statuses,
         pass_counts=counts,
+        check_counts=check_counts,
         checks=checks,
         min_pass_rate=min_pass_rate,
+        sampling={name: s for name, s in run.settings.sampled.items() if name in _suites(scored)},
+        platform=run.platform,
+        metrics=suite_metrics(run, scored, prices),
     )
+
+
+def _suites(cases: list[CaseResult]) -> set[str]:
+    return {c.suite for c in cases}
+
+
+def suite_metrics(
+    run: RunResult, scored: list[CaseResult], prices: Mapping[str, ModelPrice] | None = None
+) -> dict[str, SuiteMetrics]:
+    """Per suite, output tokens, latency and cost of each sample r: over the suite's scored
+    cases, each case's r-th scored attempt (an unsampled run has one sample)."""
+    # The summary prices a run only when its provider is billed; the samples follow it.
+    price = (
+        price_for(run.provider.model, price_table(prices))
+        if run.summary.estimated_cost_usd is not None
+        else None
+    )
+    metrics: dict[str, SuiteMetrics] = {}
+    for suite in sorted(_suites(scored)):
+        per_case = [_scored_attempts(c) for c in scored if c.suite == suite]
+        samples = max(len(a) for a in per_case)
+        tokens, p50, p95, cost = [], [], [], []
+        for r in range(samples):
+            sample = [attempts[r] for attempts in per_case if len(attempts) > r]
+            latencies = [a.latency_ms for a in sample]
+            tokens.append(round(sum(a.usage.output_tokens for a in sample) / len(sample), 2))
+            p50.append(round(percentile(latencies, 50), 1))
+            p95.append(round(percentile(latencies, 95), 1))
+            if price is not None:
+                cost.append(estimate_cost(sum((a.usage for a in sample), Usage()), price))
+        metrics[suite] = SuiteMetrics(
+            output_tokens=tokens,
+            latency_p50_ms=p50,
+            latency_p95_ms=p95,
+            cost_usd=cost if price is not None else None,
+        )
+    return metrics
+
+
+def _scored_attempts(case: CaseResult) -> list[Attempt]:
+    scored = [a for a in case.attempts if a.status in ("pass", "fail")]
+    # A file from before attempts were kept: the case itself is its one sample.
+    if scored:
+        return scored
+    return [Attempt(status="pass", latency_ms=case.latency_ms, usage=case.usage)]
 
 
 def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple[Baseline, int]:
@@ -120,12 +184,33 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
     counts = dict(sorted({**kept_counts, **fresh.pass_counts}.items()))
     kept_checks = {k: v for k, v in existing.checks.items() if k in kept}
     checks = dict(sorted({**kept_checks, **fresh.checks}.items()))
+    kept_check_counts = {k: v for k, v in existing.check_counts.items() if k in kept}
+    check_counts = dict(sorted({**kept_check_counts, **fresh.check_counts}.items()))
+    # Per suite: the fresh run's where it ran the suite, else the existing file's for the
+    # suites it still has entries of. A suite the fresh run re-ran unsampled loses the old
+    # sampling, as its counts are replaced too.
+    suites = {k.partition("/")[0] for k in merged}
+    ran = {k.partition("/")[0] for k in fresh.baselines}
+    sampling = {
+        **{n: v for n, v in existing.sampling.items() if n in suites and n not in ran},
+        **fresh.sampling,
+    }
+    metrics = {
+        **{n: v for n, v in existing.metrics.items() if n in suites and n not in ran},
+        **fresh.metrics,
+    }
     # The merged file is only as strict as the laxest run that fed it.
     bars = [b for b in (existing.min_pass_rate, fresh.min_pass_rate) if b is not None]
     update = {
         "baselines": merged,
         "pass_counts": counts,
+        "check_counts": check_counts,
         "checks": checks,
+        "sampling": dict(sorted(sampling.items())),
+        "metrics": dict(sorted(metrics.items())),
+        # The latest run's platform: the file's entries were not all drawn on it when the
+        # earlier ones came from another machine, which `compare` cannot tell apart.
+        "platform": fresh.platform or existing.platform,
         "min_pass_rate": min(bars, default=None),
     }
     return fresh.model_copy(update=update), len(kept)
@@ -143,6 +228,24 @@ def baseline_path(baselines_dir: Path, provider: str) -> Path:
             f"provider name {provider!r} cannot be used as a file name", field="--provider"
         )
     return baselines_dir / f"{provider}.json"
+
+
+@contextmanager
+def baseline_lock(path: Path) -> Iterator[None]:
+    """Hold `<path>.lock` for a read-merge-write of the baseline at `path`: two narrowed
+    `baseline --out` into one file at once would otherwise each merge into the file as it was
+    before the other wrote, and one suite's update would be lost."""
+    lock = path.with_name(path.name + ".lock")
+    with ExitStack() as stack:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(flock.held(lock))
+        except OSError as exc:
+            error = userfiles.environment_error(exc, "lock", lock)
+            if error is None:
+                raise
+            raise error from None
+        yield
 
 
 def write_baseline(baseline: Baseline, path: Path) -> Path:

@@ -90,6 +90,7 @@ def baseline(
     ] = None,
     temperature: Annotated[float | None, options.TEMPERATURE] = None,
     seed: Annotated[int | None, options.SEED] = None,
+    samples: Annotated[int | None, options.SAMPLES] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
@@ -101,11 +102,19 @@ def baseline(
     Skipped cases are left out. A --suite/--case run replaces only the entries it selected.
 
     --temperature and --seed apply to the run it starts (not with --from).
+
+    --samples K runs every case K times, sample r with seed r (a greedy suite at a low
+    temperature), and stores per case and per check how many samples passed. With --from it
+    only checks that the results hold K samples.
+
+    Writers of one baseline file take turns (a lock file beside it), so narrowed runs
+    written into one file at once each keep their update.
     """
     # Imported on use so `evalctl --help` loads none of the library.
     from evalctl.baselines.model import read_baseline
     from evalctl.baselines.scope import is_filtered
     from evalctl.baselines.write import (
+        baseline_lock,
         baseline_path,
         build_baseline,
         merge_baseline,
@@ -124,6 +133,7 @@ def baseline(
                     field=flag,
                 )
         run, results_path = _from_file(from_results, provider)
+        _check_samples(run, results_path, samples)
     else:
         request = options.build_request(
             provider=provider,
@@ -135,13 +145,14 @@ def baseline(
             show_progress=not as_json,
         )
         request.temperature, request.seed = temperature, seed
+        options.apply_samples(request, samples, seed)
         from evalctl.runner.execute import execute_run
 
         outcome = execute_run(request, settings, options.environ())
         run, results_path = outcome.result, outcome.results_path
 
     try:
-        fresh = build_baseline(run, bar)
+        fresh = build_baseline(run, bar, settings.prices)
     except GateFailedError as exc:
         # The results stay on disk either way; say where, so the refusal can be investigated.
         where = f"results: {results_path}"
@@ -149,11 +160,13 @@ def baseline(
         raise
 
     path = out or baseline_path(settings.baselines_dir, run.provider.name)
-    replaced = path.exists()
-    kept = 0
-    if replaced and is_filtered(run):
-        fresh, kept = merge_baseline(read_baseline(path), fresh, run)
-    write_baseline(fresh, path)
+    # Read, merge and write under one lock, or a concurrent writer's update is lost.
+    with baseline_lock(path):
+        replaced = path.exists()
+        kept = 0
+        if replaced and is_filtered(run):
+            fresh, kept = merge_baseline(read_baseline(path), fresh, run)
+        write_baseline(fresh, path)
 
     statuses = list(fresh.baselines.values())
     scored = [c for c in run.cases if c.status in ("pass", "fail", "flaky")]
@@ -191,6 +204,22 @@ def _from_file(path: Path, provider: str | None) -> tuple[RunResult, Path]:
             field="provider.name",
         )
     return run, results_path
+
+
+def _check_samples(run: RunResult, results_path: Path, samples: int | None) -> None:
+    """`--samples K --from`: the results were sampled already, so the flag can only say how
+    many samples they must hold; a mismatch is bad input rather than a silent other K."""
+    if samples is None:
+        return
+    held = run.settings.repeats if run.settings.sampled else 1
+    if held != samples:
+        raise BadInputError(
+            f"the results hold {held} sample(s) per case, not {samples}; --samples with "
+            "--from only checks the count",
+            file=str(results_path),
+            field="--samples",
+            hint=f"record them with `evalctl run --samples {samples}` (or baseline without --from)",
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from evalctl.config import Settings, load_settings
+from evalctl.errors import BadInputError
 from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
 
@@ -59,6 +60,28 @@ TEMPERATURE = typer.Option(
 SEED = typer.Option(
     "--seed", min=0, max=2**31 - 1, help="Sampling seed for every case, over the suites' own."
 )
+
+SAMPLES = typer.Option(
+    "--samples",
+    min=1,
+    metavar="K",
+    help="Run each case K times as K samples: sample r with seed r, a greedy case at a low "
+    "temperature (docs/gating.md, 'Sampled baselines'). Default 1: one run as configured.",
+)
+
+
+def apply_samples(request: RunRequest, samples: int | None, seed: int | None) -> None:
+    """`--samples K` on a new run: K repeats, each a sample with its own seed. --seed would
+    pin every sample to one seed, so the two together are refused."""
+    if samples is None or samples == 1:
+        return
+    if seed is not None:
+        raise BadInputError(
+            "cannot be combined with --samples, which sends sample r seed r (0..K-1)",
+            field="--seed",
+        )
+    request.repeats = samples
+    request.sampled = True
 
 
 def settings_from_env() -> Settings:

@@ -164,6 +164,7 @@ def run(
     ] = True,
     temperature: Annotated[float | None, options.TEMPERATURE] = None,
     seed: Annotated[int | None, options.SEED] = None,
+    samples: Annotated[int | None, options.SAMPLES] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -177,6 +178,7 @@ def run(
     --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
     --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
     --temperature and --seed override every suite's and case's sampling.
+    --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
     """
     from evalctl.sharding import parse_shard
 
@@ -184,6 +186,11 @@ def run(
         raise BadInputError("cannot print Markdown and --json together", field="--markdown")
     if cooldown is not None and not restart_per_case and resume is None:
         raise BadInputError("only applies with --restart-per-case", field="--cooldown")
+    if samples is not None and repeats is not None:
+        raise BadInputError(
+            "cannot be combined with --repeats: K samples are K repeats, each with its own seed",
+            field="--samples",
+        )
 
     shard_spec = parse_shard(shard) if shard is not None else None
     if resume is not None:
@@ -225,7 +232,7 @@ def run(
         )
         request.shard = shard_spec
     _restart_settings(request, resume, restart_per_case, cooldown)
-    _sampling_flags(request, resume, temperature, seed)
+    _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache
     if request.provider == "all":
         return _run_all_providers(
@@ -345,17 +352,23 @@ def _restart_settings(
 
 
 def _sampling_flags(
-    request: RunRequest, resume: Path | None, temperature: float | None, seed: int | None
+    request: RunRequest,
+    resume: Path | None,
+    temperature: float | None,
+    seed: int | None,
+    samples: int | None,
 ) -> None:
-    """--temperature and --seed; a resumed run keeps the ones it started with, and refuses
-    others (they would change how the remaining cases are sampled)."""
+    """--temperature, --seed and --samples; a resumed run keeps the ones it started with, and
+    refuses others (they would change how the remaining cases are sampled)."""
     if resume is not None:
         from evalctl.runner.resume import read_manifest
 
         started = read_manifest(resume).header.settings
+        sampled = started.repeats if started.sampled else 1
         given = (
             ("--temperature", temperature, started.temperature),
             ("--seed", seed, started.seed),
+            ("--samples", samples, sampled),
         )
         for flag, value, recorded in given:
             if value is not None and value != recorded:
@@ -367,6 +380,9 @@ def _sampling_flags(
                     hint="drop the flag to resume as started, or start a new run without --resume",
                 )
         temperature, seed = started.temperature, started.seed
+        request.sampled = bool(started.sampled)
+    else:
+        options.apply_samples(request, samples, seed)
     request.temperature = temperature
     request.seed = seed
 

@@ -6,9 +6,9 @@ than produce a result that mixes things:
 - a file that is not a shard, or a shard that was interrupted (its missing cases would look
   like deleted ones);
 - shards of different runs: another provider, model or model weights, other suite
-  versions, repeats, timeout, sampling or max_tokens per suite, selection or evalctl
-  version (the platform may differ: shards can run on different machines, and the merged
-  platform keeps what they share);
+  versions, repeats (and whether they were samples), timeout, sampling or max_tokens per
+  suite, selection or evalctl version (the platform may differ: shards can run on different
+  machines, and the merged platform keeps what they share);
 - two files for the same shard, a case present in two files, a missing shard, or a case in
   a shard that does not own it.
 """
@@ -39,6 +39,7 @@ _SAME = (
     "settings.sampling",
     "settings.max_tokens",
     "settings.repeats",
+    "settings.sampled",
     "settings.timeout_s",
     "settings.suites",
     "settings.suite_versions",

@@ -89,6 +89,39 @@ def not_applicable(name: str, reason: str, expected: Any = None) -> CheckResult:
     return CheckResult(name=name, status="n/a", expected=expected, message=reason)
 
 
+class PassCount(_Strict):
+    """How often something passed over repeated runs: a case, or one check of a case, over
+    its scored repeats (`--repeats`, `--samples`)."""
+
+    passed: int = Field(ge=0)
+    runs: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _passed_within_runs(self) -> PassCount:
+        if self.passed > self.runs:
+            raise ValueError(f"passed ({self.passed}) exceeds runs ({self.runs})")
+        return self
+
+    def as_tuple(self) -> tuple[int, int]:
+        return self.passed, self.runs
+
+
+class SampleSettings(_Strict):
+    """How `--samples K` sampled one suite: K repeats of each case, repeat r sent with seed r.
+    A greedy suite (temperature 0) is sampled at a low temperature instead, since K greedy
+    repeats would all be one answer (evalctl.runner.sampling). `temperature`, `top_p` and
+    `seeds` are what the provider sent: None (or no seeds) where its API takes none."""
+
+    samples: int = Field(ge=1)
+    seeds: list[int] = Field(default_factory=list)
+    temperature: float | None = None
+    top_p: float | None = None
+    # True when the suite was greedy and the documented perturbation was used.
+    perturbed: bool = False
+    # One line for people, e.g. "greedy suite sampled at temperature 0.3, top_p 1, seeds 0..4".
+    perturbation: str = ""
+
+
 class ToolCallRecord(_Strict):
     turn: int
     name: str
@@ -135,6 +168,9 @@ class Attempt(_Strict):
     stop_reasons: list[StopReason] = Field(default_factory=list)
     error: str | None = None
     server_crashed: bool = False
+    # Set in a sampled run (`--samples`), where each repeat is sent its own seed and maybe
+    # temperature: what this attempt was sent, as the provider sent it.
+    sampling: Sampling | None = None
 
 
 class CaseDaemon(_Strict):
@@ -183,8 +219,14 @@ class CaseResult(_Strict):
     daemon: CaseDaemon | None = None
     # The sampling this case's requests were sent (flag > case > suite > greedy), as the
     # provider sent it: None in a field it does not send. None in files written before
-    # sampling could be set, when every request was greedy with seed 0.
+    # sampling could be set, when every request was greedy with seed 0. In a sampled run
+    # (`--samples`) each attempt records its own; this is the last one's, whose transcript
+    # and checks the case keeps.
     sampling: Sampling | None = None
+    # With more than one scored repeat: per check name, over the scored repeats, how many
+    # had it `pass` (`runs` counts those where it was `pass` or `fail`; n/a and error are
+    # left out, and a check never pass or fail is absent).
+    check_counts: dict[str, PassCount] = Field(default_factory=dict)
 
     def pass_counts(self) -> tuple[int, int]:
         """(passed, scored) over the attempts. Crash retries end in `error`, so they do not
@@ -212,6 +254,17 @@ class Shard(_Strict):
     selection: list[str] = Field(default_factory=list)
 
 
+class SuiteGate(_Strict):
+    """A suite's opt-in metric gates (`[suite.gate]`): each a relative tolerance above the
+    baseline (0.25 = 25%), on top of twice the spread the baseline measured over its samples.
+    A metric left out is reported by `compare` but never gates."""
+
+    tokens_out: float | None = Field(default=None, ge=0)
+    latency_p50: float | None = Field(default=None, ge=0)
+    latency_p95: float | None = Field(default=None, ge=0)
+    cost: float | None = Field(default=None, ge=0)
+
+
 class RunSettings(_Strict):
     # --temperature and --seed as given (None: not given, each suite's and case's own
     # apply); `run --resume` gives them again. Files written before sampling could be set
@@ -223,6 +276,9 @@ class RunSettings(_Strict):
     sampling: dict[str, Sampling] = Field(default_factory=dict)
     max_tokens: dict[str, int] = Field(default_factory=dict)
     repeats: int = 1
+    # `--samples K` (then `repeats` is K): per suite, how its repeats were sampled. Empty
+    # when the run was not sampled.
+    sampled: dict[str, SampleSettings] = Field(default_factory=dict)
     timeout_s: float
     suites: list[str] = Field(default_factory=list)
     # The suites the user narrowed the run to (--suite, or --cases naming files); empty when
@@ -235,6 +291,8 @@ class RunSettings(_Strict):
     # The full-benchmark procedure: a fresh daemon per case, `cooldown_s` apart.
     restart_per_case: bool = False
     cooldown_s: float = 0.0
+    # Per suite, the metric gates its `[suite.gate]` asked for; a suite without one is absent.
+    gates: dict[str, SuiteGate] = Field(default_factory=dict)
 
     @field_validator("max_tokens", mode="before")
     @classmethod

@@ -18,6 +18,9 @@ class RunRequest:
     case_glob: str | None = None
     out_dir: Path | None = None  # default: a fresh directory under settings.results_dir
     repeats: int = 1
+    # `--samples`: the repeats are samples, repeat r sent seed r and greedy cases a low
+    # temperature (evalctl.runner.sampling).
+    sampled: bool = False
     concurrency: int = 1
     timeout_s: float | None = None  # per case; default: suite's, else settings.case_timeout_s
     crash_retries: int = 1  # extra attempts for a case during which the local daemon died

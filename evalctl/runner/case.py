@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from evalctl.providers.base import Provider
-from evalctl.results.models import CaseResult, prompt_ref
+from evalctl.providers.base import Provider, sent_sampling
+from evalctl.results.models import CaseResult, CheckStatus, PassCount, prompt_ref
 from evalctl.retry import RetryPolicy
 from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write_repro
+from evalctl.runner.sampling import sample_sampling
 from evalctl.scoring.verdict import fold_repeats
 from evalctl.stats import wilson_interval
 
@@ -20,19 +22,26 @@ def run_case(
     repeats: int,
     crash_retries: int,
     run_dir: Path,
+    sampled: bool = False,
 ) -> CaseResult:
+    """Run the case `repeats` times. `sampled` (`--samples`): repeat r is sent seed r, and a
+    low temperature where the case is greedy (evalctl.runner.sampling); each attempt then
+    records what it was sent."""
     case = setup.case
     all_attempts: list[AttemptOutcome] = []
     kept: list[AttemptOutcome] = []  # one per repeat: the last try of that repeat
     crash_repro: Path | None = None
-    for _ in range(repeats):
-        outcome = run_attempt(setup, provider, retry)
+    for sample in range(repeats):
+        this = setup
+        if sampled:
+            this = dataclasses.replace(setup, sampling=sample_sampling(setup.sampling, sample))
+        outcome = _attempt(this, provider, retry, sampled)
         all_attempts.append(outcome)
         tries = 0
         # A daemon that died mid-case took the conversation with it: start the case over.
         while outcome.attempt.server_crashed and tries < crash_retries:
             tries += 1
-            outcome = run_attempt(setup, provider, retry)
+            outcome = _attempt(this, provider, retry, sampled)
             all_attempts.append(outcome)
         if outcome.attempt.server_crashed and outcome.last_request is not None:
             crash_repro = write_repro(run_dir, case.key, outcome.last_request)
@@ -72,7 +81,33 @@ def run_case(
         error=error if status == "error" else None,
         server_crashed=any(o.attempt.server_crashed for o in all_attempts),
         tokens_per_s=last.tokens_per_s,
+        sampling=last.attempt.sampling,
+        check_counts=check_counts(scored) if len(scored) > 1 else {},
     )
+
+
+def _attempt(
+    setup: CaseSetup, provider: Provider, retry: RetryPolicy, sampled: bool
+) -> AttemptOutcome:
+    outcome = run_attempt(setup, provider, retry)
+    if sampled:
+        outcome.attempt.sampling = sent_sampling(provider, setup.sampling)
+    return outcome
+
+
+def check_counts(scored: list[AttemptOutcome]) -> dict[str, PassCount]:
+    """Per check name, how many of the scored repeats had it `pass`, out of those where it
+    was `pass` or `fail`; a check that was only ever n/a (or error) is left out."""
+    seen: dict[str, list[CheckStatus]] = {}
+    for outcome in scored:
+        for check in outcome.checks:
+            seen.setdefault(check.name, []).append(check.status)
+    counts: dict[str, PassCount] = {}
+    for name, statuses in seen.items():
+        runs = sum(s in ("pass", "fail") for s in statuses)
+        if runs:
+            counts[name] = PassCount(passed=statuses.count("pass"), runs=runs)
+    return counts
 
 
 def skipped_case(setup: CaseSetup, reason: str) -> CaseResult:

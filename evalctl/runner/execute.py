@@ -34,6 +34,7 @@ from evalctl.results.models import (
     ProviderInfo,
     RunResult,
     RunSettings,
+    SampleSettings,
     Shard,
     prompt_ref,
 )
@@ -48,7 +49,12 @@ from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
 from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
-from evalctl.runner.sampling import SamplingFlags, resolve_sampling
+from evalctl.runner.sampling import (
+    SamplingFlags,
+    resolve_sampling,
+    sample_sampling,
+    sample_settings,
+)
 from evalctl.runner.suite_tools import suite_tools
 from evalctl.scoring.judging import JudgeService, JudgeSetup
 from evalctl.sharding import in_shard
@@ -214,10 +220,12 @@ def _execute(
                 repeats=request.repeats,
                 crash_retries=request.crash_retries,
                 run_dir=out_dir,
+                sampled=request.sampled,
             )
 
         result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
-        result.sampling = sent_sampling(provider, setup.sampling)
+        if result.sampling is None:  # a sampled case records its last sample's
+            result.sampling = sent_sampling(provider, setup.sampling)
         return result
 
     # Only providers whose backends take parallel requests run concurrently: the local daemon
@@ -290,6 +298,7 @@ def _header(
                 for s in suites
             },
             max_tokens={s.name: s.table.max_tokens for s in suites},
+            sampled=_sampled(request, provider, suites),
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
             case_glob=request.case_glob,
@@ -303,6 +312,20 @@ def _header(
         ),
         environment=environment.capture(),
     )
+
+
+def _sampled(
+    request: RunRequest, provider: Provider, suites: list[Suite]
+) -> dict[str, SampleSettings]:
+    """Per suite, how `--samples` samples it (empty when the run is not sampled)."""
+    if not request.sampled:
+        return {}
+    plans = {}
+    for suite in suites:
+        base = resolve_sampling(_flags(request), suite.table)
+        sent = sent_sampling(provider, sample_sampling(base, 0))
+        plans[suite.name] = sample_settings(base, request.repeats, sent)
+    return plans
 
 
 def _run_all(

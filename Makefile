@@ -60,13 +60,18 @@ quality: setup
 		--baseline baselines/local.json
 	$(BIN)/evalctl compare baselines/local.json $(QUALITY_OUT)
 
+# Samples per case of the committed local baseline (docs/gating.md, "Sampled baselines"):
+# each case runs this many times, so recording takes about this many times a `make run`.
+BASELINE_SAMPLES ?= 5
+
 # Re-record the committed local baseline and, beside it, the results it comes from, then print
 # the quality table the README quotes (docs/reports.md, "Quality table of a baseline"). The
 # embedded model passes fewer than half the cases, hence the explicit --min-pass-rate 0.
 baseline-local: setup
 	mkdir -p baselines/local.results
 	for suite in $(QUALITY_SUITES); do \
-		$(BIN)/evalctl run --provider local --suite $$suite --out $(QUALITY_OUT)/$$suite && \
+		$(BIN)/evalctl run --provider local --suite $$suite --samples $(BASELINE_SAMPLES) \
+			--out $(QUALITY_OUT)/$$suite && \
 		$(BIN)/evalctl baseline --from $(QUALITY_OUT)/$$suite --out baselines/local.json \
 			--min-pass-rate 0 && \
 		cp $(QUALITY_OUT)/$$suite/results.json baselines/local.results/$$suite.json || exit 1; \

@@ -249,7 +249,9 @@ def test_a_gate_failure_keeps_its_result_object_with_the_verdict(
         tmp_path / "base.json", f.baseline({"s/a": "pass"}).model_dump(mode="json")
     )
     write_run(f.run([f.case("s/a", "fail")]), tmp_path / "run")
-    result = run_cli(capsys, "compare", str(baseline), str(tmp_path / "run"), "--json")
+    result = run_cli(
+        capsys, "compare", "--gate", "strict", str(baseline), str(tmp_path / "run"), "--json"
+    )
     assert result.code == 1
     document = json.loads(result.out)  # exactly one object: the comparison
     assert "error" not in document

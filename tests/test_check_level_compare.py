@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.baselines.gate import compare_baseline
-from evalctl.baselines.model import read_baseline
+from evalctl.baselines.gate import STRICT, compare_baseline
+from evalctl.baselines.model import BASELINE_SCHEMA_VERSION, read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
 from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.results.io import write_run
@@ -54,7 +54,7 @@ def _baseline_run() -> RunResult:
 
 def test_baseline_records_each_checks_outcome_with_na_apart() -> None:
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
-    assert baseline.schema_version == 2
+    assert baseline.schema_version == BASELINE_SCHEMA_VERSION  # checks since version 2
     assert baseline.baselines["som/red"] == "fail"
     assert baseline.checks["som/red"] == BEFORE["som/red"]
     assert baseline.checks["som/none"]["min_results"] == "n/a"
@@ -63,7 +63,7 @@ def test_baseline_records_each_checks_outcome_with_na_apart() -> None:
 def test_a_check_regressing_inside_a_failing_case_gates_naming_case_and_check() -> None:
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
     after = {**BEFORE, "som/red": {**BEFORE["som/red"], "tool_selection": "fail"}}
-    cmp = compare_baseline(baseline, f.run(_run(after)))
+    cmp = compare_baseline(baseline, f.run(_run(after)), rule=STRICT)
     assert cmp.regressions == []  # the case failed before and fails now
     assert [(c.key, c.check, c.baseline, c.current) for c in cmp.check_regressions] == [
         ("som/red", "tool_selection", "pass", "fail")
@@ -82,11 +82,11 @@ def test_check_improvement_is_reported_and_does_not_gate() -> None:
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
     after = {**BEFORE, "som/red": {**BEFORE["som/red"], "tool_selection": "fail"}}
     after["som/red"]["filters"] = "pass"
-    cmp = compare_baseline(baseline, f.run(_run(after)))
+    cmp = compare_baseline(baseline, f.run(_run(after)), rule=STRICT)
     assert [(c.key, c.check) for c in cmp.check_improvements] == [("som/red", "filters")]
     assert [(c.key, c.check) for c in cmp.check_regressions] == [("som/red", "tool_selection")]
     only_better = {**BEFORE, "som/red": {**BEFORE["som/red"], "filters": "pass", "x": "fail"}}
-    cmp = compare_baseline(baseline, f.run(_run(only_better)))
+    cmp = compare_baseline(baseline, f.run(_run(only_better)), rule=STRICT)
     assert cmp.exit_code == 0 and len(cmp.check_improvements) == 1
     assert "1 check improvement ·" in cmp.counts_line()
 
@@ -95,7 +95,7 @@ def test_na_is_neither_a_regression_nor_an_improvement() -> None:
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
     after = {**BEFORE, "som/none": {**BEFORE["som/none"], "min_results": "fail"}}
     after["som/red"] = {**BEFORE["som/red"], "min_results": "n/a"}
-    cmp = compare_baseline(baseline, f.run(_run(after)))
+    cmp = compare_baseline(baseline, f.run(_run(after)), rule=STRICT)
     assert cmp.check_regressions == [] and cmp.check_improvements == []
     assert cmp.exit_code == 0
 
@@ -103,7 +103,7 @@ def test_na_is_neither_a_regression_nor_an_improvement() -> None:
 def test_case_regression_carries_expected_actual_and_reason() -> None:
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
     after = {**BEFORE, "som/ok": {"tool_selection": "pass", "grounding": "fail"}}
-    cmp = compare_baseline(baseline, f.run(_run(after)))
+    cmp = compare_baseline(baseline, f.run(_run(after)), rule=STRICT)
     assert [c.key for c in cmp.regressions] == ["som/ok"]
     failure = cmp.regressions[0].failures[0]
     assert (failure.name, failure.expected, failure.actual, failure.reason) == (
@@ -130,7 +130,7 @@ def test_a_version_1_baseline_still_reads_and_says_what_it_cannot_see(tmp_path: 
     baseline = read_baseline(path)
     assert baseline.checks == {}
     after = {**BEFORE, "som/red": {**BEFORE["som/red"], "tool_selection": "fail"}}
-    cmp = compare_baseline(baseline, f.run(_run(after)))
+    cmp = compare_baseline(baseline, f.run(_run(after)), rule=STRICT)
     assert cmp.exit_code == 0 and cmp.check_regressions == []
     assert any("schema_version 1" in w for w in cmp.warnings)
 
@@ -145,7 +145,16 @@ def test_cli_exits_1_naming_case_and_check_and_writes_the_step_summary(tmp_path:
     summary.write_text("earlier step\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "GITHUB_STEP_SUMMARY": str(summary)}
     done = subprocess.run(
-        [sys.executable, "-m", "evalctl.cli", "compare", str(base), str(results)],
+        [
+            sys.executable,
+            "-m",
+            "evalctl.cli",
+            "compare",
+            "--gate",
+            "strict",
+            str(base),
+            str(results),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -163,7 +172,17 @@ def test_cli_exits_1_naming_case_and_check_and_writes_the_step_summary(tmp_path:
     assert "tool\\_selection went wrong" in text
     # --json carries the same check-level verdict.
     done = subprocess.run(
-        [sys.executable, "-m", "evalctl.cli", "compare", str(base), str(results), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "evalctl.cli",
+            "compare",
+            "--gate",
+            "strict",
+            str(base),
+            str(results),
+            "--json",
+        ],
         cwd=tmp_path,
         env={**env, "GITHUB_STEP_SUMMARY": ""},
         capture_output=True,
@@ -183,7 +202,7 @@ def test_console_shows_expected_actual_and_reason_of_a_regressed_case(
     )
     after = {**BEFORE, "som/ok": {"tool_selection": "pass", "grounding": "fail"}}
     results = write_run(f.run(_run(after), run_id="now"), tmp_path / "now")
-    done = run_cli(capsys, "compare", str(base), str(results))
+    done = run_cli(capsys, "compare", "--gate", "strict", str(base), str(results))
     assert done.code == 1
     lines = done.out.splitlines()
     at = lines.index("som/ok")
@@ -202,7 +221,7 @@ def test_a_check_regressing_inside_a_passing_case_is_a_note_that_does_not_gate(
     baseline = build_baseline(_baseline_run(), min_pass_rate=0.0)
     after = _run({**BEFORE, "som/ok": {"tool_selection": "pass", "grounding": "fail"}})
     after = [c.model_copy(update={"status": "pass"}) if c.key == "som/ok" else c for c in after]
-    cmp = compare_baseline(baseline, f.run(after))
+    cmp = compare_baseline(baseline, f.run(after), rule=STRICT)
     assert cmp.exit_code == 0 and cmp.regressions == [] and cmp.check_regressions == []
     noted = cmp.passing_check_regressions
     assert [(c.key, c.check, c.baseline, c.current, c.case_status) for c in noted] == [
@@ -213,10 +232,12 @@ def test_a_check_regressing_inside_a_passing_case_is_a_note_that_does_not_gate(
 
     base = write_baseline(baseline, tmp_path / "baseline.json")
     results = write_run(f.run(after, run_id="now"), tmp_path / "now")
-    text = run_cli(capsys, "compare", str(base), str(results))
+    text = run_cli(capsys, "compare", "--gate", "strict", str(base), str(results))
     assert text.code == 0, text.err
     assert "Check regressions inside passing cases" in text.out
     assert "grounding-actual" in text.out
-    data = json.loads(run_cli(capsys, "compare", str(base), str(results), "--json").out)
+    data = json.loads(
+        run_cli(capsys, "compare", "--gate", "strict", str(base), str(results), "--json").out
+    )
     assert data["passing_check_regressions"][0]["check"] == "grounding"
     assert data["exit_code"] == 0

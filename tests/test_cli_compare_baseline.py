@@ -55,7 +55,7 @@ def _clean(proc: subprocess.CompletedProcess[str]) -> None:
 def test_regression_exits_1_and_names_the_case(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     results = _results(tmp_path, "now", _cases(stern="fail"))
-    proc = evalctl(tmp_path, "compare", str(baseline), str(results))
+    proc = evalctl(tmp_path, "compare", "--gate", "strict", str(baseline), str(results))
     _clean(proc)
     assert proc.returncode == 1
     assert "Regressions" in proc.stdout
@@ -99,13 +99,15 @@ def test_unscored_exits_3_and_regression_wins_over_it(tmp_path: Path) -> None:
     assert proc.returncode == 3
     assert "ra/helix" in proc.stdout and "could not be scored (ra/helix)" in proc.stderr
     both = _results(tmp_path, "both", _cases(helix="error", stern="fail"))
-    assert evalctl(tmp_path, "compare", str(baseline), str(both)).returncode == 1
+    assert (
+        evalctl(tmp_path, "compare", "--gate", "strict", str(baseline), str(both)).returncode == 1
+    )
 
 
 def test_json_output(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     results = _results(tmp_path, "now", [*_cases(stern="fail"), f.case("ra/new")])
-    proc = evalctl(tmp_path, "compare", str(baseline), str(results), "--json")
+    proc = evalctl(tmp_path, "compare", "--gate", "strict", str(baseline), str(results), "--json")
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     assert data["kind"] == "baseline_comparison"
@@ -306,7 +308,7 @@ def test_baseline_from_a_new_run_then_compare_a_broken_run(
     ran = run_cli(capsys, "run", *common, "--script", str(broken), "--out", "now", "--json")
     assert ran.code == 0, ran.err
 
-    compared = run_cli(capsys, "compare", "baselines/scripted.json", "now")
+    compared = run_cli(capsys, "compare", "--gate", "strict", "baselines/scripted.json", "now")
     assert compared.code == 1
     assert "echo/hello" in compared.out
     assert "1 regression (echo/hello)" in compared.err

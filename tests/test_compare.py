@@ -9,7 +9,7 @@ import pytest
 from evalctl.baselines.changes import classify
 from evalctl.baselines.comparison import Comparison
 from evalctl.baselines.diff import compare_runs
-from evalctl.baselines.gate import compare_baseline
+from evalctl.baselines.gate import STRICT, compare_baseline
 from evalctl.errors import ExitCode
 from evalctl.results.models import CaseResult, CaseStatus
 from tests import factories as f
@@ -34,7 +34,8 @@ def _compare(
     run = f.run(
         cases, provider=provider, model=model, suite_filter=suite_filter, case_glob=case_glob
     )
-    return compare_baseline(BASE, run)
+    # These pin the strict rule's transitions; tests/test_statistical_gate.py the default's.
+    return compare_baseline(BASE, run, rule=STRICT)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.baselines.diff import compare_runs
-from evalctl.baselines.gate import compare_baseline
+from evalctl.baselines.gate import STRICT, compare_baseline
 from evalctl.baselines.model import Baseline, PassCount, read_baseline
 from evalctl.baselines.write import build_baseline, write_baseline
 from evalctl.chat import CompletionRequest, CompletionResponse
@@ -50,7 +50,7 @@ def flaky_baseline(passed: int | None, runs: int | None, key: str = "s/a") -> Ba
 
 
 def test_credible_drop_of_a_flaky_case_is_a_regression() -> None:
-    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 2, 10)]))
+    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 2, 10)]), rule=STRICT)
     assert [c.key for c in cmp.regressions] == ["s/a"]
     change = cmp.regressions[0]
     assert change.baseline_rate is not None and change.current_rate is not None
@@ -61,20 +61,20 @@ def test_credible_drop_of_a_flaky_case_is_a_regression() -> None:
 
 
 def test_flaky_to_fail_with_enough_runs_is_a_regression() -> None:
-    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 0, 10)]))
+    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 0, 10)]), rule=STRICT)
     assert [(c.baseline, c.current) for c in cmp.regressions] == [("flaky", "fail")]
     assert cmp.exit_code == 1
 
 
 def test_overlapping_intervals_do_not_gate() -> None:
-    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 5, 10)]))
+    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 5, 10)]), rule=STRICT)
     assert cmp.regressions == []
     assert cmp.unchanged == ["s/a"]  # still flaky, no credible change
     assert cmp.exit_code == 0
 
 
 def test_one_failed_run_cannot_prove_a_drop() -> None:
-    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 0, 1)]))
+    cmp = compare_baseline(flaky_baseline(9, 10), f.run([repeated("s/a", 0, 1)]), rule=STRICT)
     assert cmp.regressions == []
     assert [c.current for c in cmp.flaky_changes] == ["fail"]
     assert "not a credible change" in (cmp.flaky_changes[0].reason or "")
@@ -82,21 +82,21 @@ def test_one_failed_run_cannot_prove_a_drop() -> None:
 
 
 def test_flaky_baseline_without_counts_never_gates() -> None:
-    cmp = compare_baseline(flaky_baseline(None, None), f.run([repeated("s/a", 0, 10)]))
+    cmp = compare_baseline(flaky_baseline(None, None), f.run([repeated("s/a", 0, 10)]), rule=STRICT)
     assert cmp.regressions == []
     assert "no pass counts" in (cmp.flaky_changes[0].reason or "")
     assert cmp.exit_code == 0
 
 
 def test_credible_rise_is_an_improvement() -> None:
-    cmp = compare_baseline(flaky_baseline(2, 10), f.run([repeated("s/a", 10, 10)]))
+    cmp = compare_baseline(flaky_baseline(2, 10), f.run([repeated("s/a", 10, 10)]), rule=STRICT)
     assert [(c.key, c.current) for c in cmp.improvements] == [("s/a", "pass")]
     assert "rose" in (cmp.improvements[0].reason or "")
 
 
 def test_pass_to_flaky_stays_a_regression() -> None:
     baseline = f.baseline({"s/a": "pass"})
-    cmp = compare_baseline(baseline, f.run([repeated("s/a", 9, 10)]))
+    cmp = compare_baseline(baseline, f.run([repeated("s/a", 9, 10)]), rule=STRICT)
     assert [c.key for c in cmp.regressions] == ["s/a"]
 
 
@@ -139,12 +139,14 @@ def test_compare_command_gates_on_the_drop(
     dropped_run = write_run(f.run([repeated("s/a", 2, 10)]), tmp_path / "dropped")
     noisy_run = write_run(f.run([repeated("s/a", 6, 10)]), tmp_path / "noisy")
 
-    gated = run_cli(capsys, "compare", str(baseline), str(dropped_run), "--json")
+    gated = run_cli(
+        capsys, "compare", "--gate", "strict", str(baseline), str(dropped_run), "--json"
+    )
     assert gated.code == 1
     out = json.loads(gated.out)
     assert out["regressions"][0]["current_rate"]["passed"] == 2
 
-    passed = run_cli(capsys, "compare", str(baseline), str(noisy_run))
+    passed = run_cli(capsys, "compare", "--gate", "strict", str(baseline), str(noisy_run))
     assert passed.code == 0, passed.err
 
     helped = run_cli(capsys, "compare", "--help")

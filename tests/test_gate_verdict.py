@@ -13,6 +13,7 @@ from evalctl.baselines.comparison import (
     CheckChange,
     Comparison,
     GateVerdict,
+    MetricChange,
     NewCase,
     UnscoredCase,
 )
@@ -47,6 +48,17 @@ def _every_category() -> Comparison:
         "key": ["s/key"],
         "unscored": [UnscoredCase(key="s/u", status="error", reason="boom", in_baseline=True)],
         "new": [NewCase(key="s/new", status="pass")],
+        "metric": [
+            MetricChange(
+                key="s",
+                metric="tokens_out",
+                run=30.0,
+                baseline_mean=10.0,
+                baseline_sd=1.0,
+                tolerance=0.5,
+                limit=17.0,
+            )
+        ],
     }
     fields = {c.field: entries[c.shape] for c in CATEGORIES}
     return Comparison(
@@ -65,7 +77,7 @@ def test_the_verdict_is_the_most_severe_gating_category_with_every_reason() -> N
     assert verdict.exit_code == ExitCode.GATE_FAILED
     assert verdict.summary == (
         "quality gate failed: 1 regression (s/case); 1 check regression (s/chk: c); "
-        "1 orphaned (s/key)"
+        "1 metric regression (s: tokens_out); 1 orphaned (s/key)"
     )
 
 
@@ -101,7 +113,7 @@ def test_every_listed_category_reaches_the_step_summary_and_the_html_page() -> N
             assert category.title in page
 
 
-def test_the_gate_rule_is_swappable_and_strict_is_the_default() -> None:
+def test_the_gate_rule_is_swappable_and_statistical_is_the_default() -> None:
     class Lenient:
         name = "lenient"
 
@@ -111,10 +123,17 @@ def test_the_gate_rule_is_swappable_and_strict_is_the_default() -> None:
         def check_change(self, *_: object) -> str:
             return "unchanged"
 
+        def evidence(self, *_: object) -> None:
+            return None
+
     run = f.run([f.case("s/a", "fail")])
     baseline = f.baseline({"s/a": "pass"})
-    assert RULES["strict"](baseline, run) is STRICT
-    assert compare_baseline(baseline, run).exit_code == ExitCode.GATE_FAILED
+    assert RULES["strict"](baseline, run, 0.05) is STRICT
+    # One pass -> fail of one sample each: strict gates, the default weighs it as noise.
+    assert compare_baseline(baseline, run, rule=STRICT).exit_code == ExitCode.GATE_FAILED
+    default = compare_baseline(baseline, run)
+    assert default.gate == "statistical" and default.exit_code == ExitCode.OK
+    assert [c.key for c in default.within_noise] == ["s/a"]
     lenient = compare_baseline(baseline, run, rule=Lenient())  # type: ignore[arg-type]
     assert lenient.exit_code == ExitCode.OK and lenient.gate == "lenient"
 
@@ -135,7 +154,9 @@ def test_only_app_turns_outcomes_into_exits(path: Path) -> None:
 
 def test_an_unknown_gate_rule_is_bad_input_naming_the_known_ones() -> None:
     run = f.run([f.case("s/a", "pass")])
-    with pytest.raises(BadInputError, match="unknown gate 'lenient' \\(known: strict\\)"):
+    with pytest.raises(
+        BadInputError, match="unknown gate 'lenient' \\(known: statistical, strict\\)"
+    ):
         rule_named("lenient", f.baseline({"s/a": "pass"}), run)
 
 
@@ -146,5 +167,5 @@ def test_every_list_of_a_comparison_is_a_category() -> None:
         for name, field in Comparison.model_fields.items()
         if str(field.annotation).startswith("list[")
     }
-    # `warnings` are about the files compared, not about cases.
-    assert lists - {"warnings"} == {c.field for c in CATEGORIES}
+    # `warnings` and `platform_changes` are about the files compared, not about cases.
+    assert lists - {"warnings", "platform_changes"} == {c.field for c in CATEGORIES}

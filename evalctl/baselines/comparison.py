@@ -76,10 +76,17 @@ class CaseChange(BaseModel):
     failed_checks: list[str] = []
     # The same checks with expected, actual and the reason.
     failures: list[CheckDetail] = []
-    # For a flaky baseline: both pass rates and why the change does or does not gate.
+    # Both pass rates (a flaky baseline's, or any case the statistical gate weighed) and
+    # why the change does or does not gate.
     baseline_rate: RateInterval | None = None
     current_rate: RateInterval | None = None
     reason: str | None = None
+    # The statistical gate's evidence: Fisher's one-sided p-value for "the rate dropped",
+    # the same adjusted across the suite (Holm), and what made a regression one: `case` (its
+    # own test), `suite` (a suite-level test fired) or `strict`.
+    p_value: float | None = None
+    adjusted_p_value: float | None = None
+    cause: str | None = None
 
 
 class CheckChange(BaseModel):
@@ -93,6 +100,63 @@ class CheckChange(BaseModel):
     expected: Any = None
     actual: Any = None
     reason: str = ""
+    # As on CaseChange, from the statistical gate: both pass rates and the evidence.
+    baseline_rate: RateInterval | None = None
+    current_rate: RateInterval | None = None
+    p_value: float | None = None
+    adjusted_p_value: float | None = None
+    evidence: str | None = None
+
+
+class MetricChange(BaseModel):
+    """One suite metric above what its `[suite.gate]` tolerates."""
+
+    key: str  # the suite
+    metric: str
+    run: float
+    baseline_mean: float
+    baseline_sd: float
+    tolerance: float
+    # baseline_mean * (1 + tolerance) + 2 * baseline_sd
+    limit: float
+
+
+class MetricReport(BaseModel):
+    """One metric of one suite: the run's value beside the baseline's samples (always shown;
+    `limit` is set only where the suite gates on it)."""
+
+    metric: str
+    run: float | None = None
+    baseline_mean: float | None = None
+    baseline_sd: float | None = None
+    baseline_samples: int = 0
+    tolerance: float | None = None
+    limit: float | None = None
+
+
+class SuiteTestReport(BaseModel):
+    """One suite-level test of the statistical gate, for --json."""
+
+    name: str
+    statistic: int
+    expected: float
+    p_value: float
+    alpha: float
+    fired: bool
+    strata: int
+
+
+class SuiteStats(BaseModel):
+    """What the statistical gate weighed in one suite, for --json."""
+
+    # Cases that entered the gate, and those whose samples disagree (they carry evidence).
+    cases: int
+    informative: int
+    # The per-case family's share of alpha after the split (0: it could not fire).
+    case_alpha: float
+    tests: list[SuiteTestReport] = []
+    checks: int = 0
+    check_alpha: float = 0.0
 
 
 class NewCase(BaseModel):
@@ -109,8 +173,8 @@ class UnscoredCase(BaseModel):
 
 # What a category's entries are, so a renderer knows how to draw their rows: `case` a
 # CaseChange, `check` a CheckChange, `key` a bare case key, `unscored` an UnscoredCase,
-# `new` a NewCase.
-Shape = Literal["case", "check", "key", "unscored", "new"]
+# `new` a NewCase, `metric` a MetricChange.
+Shape = Literal["case", "check", "key", "unscored", "new", "metric"]
 
 
 @dataclass(frozen=True)
@@ -159,6 +223,14 @@ CATEGORIES: tuple[Category, ...] = (
         noun="check regression",
     ),
     Category(
+        "metric_regressions",
+        "Metric regressions (above a suite's [suite.gate] tolerance)",
+        "metric",
+        "fail",
+        ExitCode.GATE_FAILED,
+        noun="metric regression",
+    ),
+    Category(
         "orphaned",
         "Orphaned (in the baseline, missing from the results)",
         "key",
@@ -177,6 +249,24 @@ CATEGORIES: tuple[Category, ...] = (
         invariable=True,
         because="{cases} could not be scored",
         hint="an infrastructure error or a missing prerequisite; see the reasons above",
+    ),
+    # A drop the statistical gate weighed and found no more than sampling noise: listed with
+    # both rates and its p-value, never hidden, never gating.
+    Category(
+        "within_noise",
+        "Changed, within noise (not gating)",
+        "case",
+        "flaky",
+        noun="within noise",
+        invariable=True,
+    ),
+    Category(
+        "check_within_noise",
+        "Check changes, within noise (not gating)",
+        "check",
+        "flaky",
+        noun="check change within noise",
+        counted=False,
     ),
     Category("improvements", "Improvements", "case", "pass", noun="improvement"),
     Category("check_improvements", "Check improvements", "check", "pass", noun="check improvement"),
@@ -232,6 +322,8 @@ def label(entry: object) -> str:
         return entry
     if isinstance(entry, CheckChange):
         return f"{entry.key}: {entry.check}"
+    if isinstance(entry, MetricChange):
+        return f"{entry.key}: {entry.metric}"
     key: str = getattr(entry, "key", str(entry))
     return key
 
@@ -265,14 +357,24 @@ class Comparison(BaseModel):
     run_id: str
     run_provider: str
     run_model: str
-    # The rule that decided each case (`baselines.gate.RULES`).
+    # The rule that decided each case (`baselines.gate.RULES`), and its alpha (statistical).
     gate: str = "strict"
+    alpha: float | None = None
+    # What differs between the baseline's platform and the run's (`platform_diff`): one
+    # `field: before -> after` each; empty when they match or either was not recorded.
+    platform_changes: list[str] = []
+    # Per suite: the statistical gate's tests and p-values (--json), and the metrics.
+    suites: dict[str, SuiteStats] = {}
+    metrics: dict[str, list[MetricReport]] = {}
     # One field per category (CATEGORIES describes each).
     regressions: list[CaseChange] = []
     improvements: list[CaseChange] = []
     check_regressions: list[CheckChange] = []
     check_improvements: list[CheckChange] = []
     passing_check_regressions: list[CheckChange] = []
+    within_noise: list[CaseChange] = []
+    check_within_noise: list[CheckChange] = []
+    metric_regressions: list[MetricChange] = []
     flaky_changes: list[CaseChange] = []
     orphaned: list[str] = []
     new: list[NewCase] = []
@@ -288,6 +390,13 @@ class Comparison(BaseModel):
         """The category's entries, of the type its `shape` names."""
         items: list[Any] = getattr(self, category.field)
         return items
+
+    @property
+    def platform_line(self) -> str | None:
+        """`platform differs: cpu_features: AVX2 -> none; ...`, or None when it does not."""
+        if not self.platform_changes:
+            return None
+        return "platform differs: " + "; ".join(self.platform_changes)
 
     def counts_line(self) -> str:
         """`1 regression · 2 check regressions · 0 orphaned · ...` for every renderer."""

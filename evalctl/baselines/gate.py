@@ -1,13 +1,17 @@
 """The CI gate: a run compared to its baseline (`evalctl compare BASELINE RESULTS`).
 
 Each case in the baseline is decided by a `GateRule` and its change sorted into the
-categories of `baselines.comparison`, whose verdict is the exit code. Today's rule is
-`strict` (`RULES`, `compare --gate strict`): any pass -> fail gates, with the status
-transitions of `baselines.changes`. A rule decides one case and one check at a time, so
-another can be swapped in without touching the sorting or the renderers; `RULES` holds a
-factory per name that is given the baseline and the run first, so a rule that weighs the
-whole suite (a statistical one, with its multiple-comparison control) can do that work
-before it is asked about each case.
+categories of `baselines.comparison`, whose verdict is the exit code. Two rules (`RULES`,
+`compare --gate NAME`): `statistical`, the default (`baselines.statistical`), gates a drop
+in pass rate only when an exact test says it is more than sampling noise, and lists the
+other drops as "changed, within noise"; `strict` is the original rule, any pass -> fail
+gates, with the status transitions of `baselines.changes`. A rule decides one case and one
+check at a time, so another can be swapped in without touching the sorting or the
+renderers; `RULES` holds a factory per name that is given the baseline and the run first,
+so a rule that weighs the whole suite does that work before it is asked about each case.
+
+Beside the rule: the platform line (what differs between the baseline's platform and the
+run's) and the suite metrics, which gate only where a suite asked (`baselines.metrics`).
 
 Check level (a baseline of schema version 2 records each check's outcome): inside a case
 that failed in the baseline and fails now, a check that went pass -> fail is a *check
@@ -20,8 +24,11 @@ is listed as a *check regression inside a passing case*: a note, not gating, sin
 suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither
 outcome: a change to or from n/a is not a regression.
 
-Exit code: 1 on any regression (case or check) or orphaned case, else 3 when a case could
-not be scored, else 0.
+Under the statistical rule a check is weighed like a case (its counts, else its status as
+one sample), and a check drop within noise is listed apart, wherever its case stands.
+
+Exit code: 1 on any regression (case, check or metric) or orphaned case, else 3 when a case
+could not be scored, else 0.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from evalctl.baselines.changes import Change, Counts, classify, known, model_hash_change
+from evalctl.baselines.changes import Counts, classify, known, model_hash_change
 from evalctl.baselines.comparison import (
     CaseChange,
     CheckChange,
@@ -41,10 +48,15 @@ from evalctl.baselines.comparison import (
     RateInterval,
     UnscoredCase,
 )
+from evalctl.baselines.metrics import CostOf, suite_metrics
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
+from evalctl.baselines.statistical import DEFAULT_ALPHA, Evidence, GateChange, StatisticalRule
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
+from evalctl.results.platform import platform_diff
+
+DEFAULT_GATE = StatisticalRule.name
 
 
 class GateRule(Protocol):
@@ -54,9 +66,13 @@ class GateRule(Protocol):
 
     def case_change(
         self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
-    ) -> Change: ...
+    ) -> GateChange: ...
 
-    def check_change(self, before: CheckStatus, check: CheckResult) -> Change: ...
+    def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange: ...
+
+    def evidence(self, key: str, check: str | None = None) -> Evidence | None:
+        """The figures a decision rests on (p-values, both rates); None when there are none."""
+        ...
 
 
 class StrictRule:
@@ -67,36 +83,45 @@ class StrictRule:
 
     def case_change(
         self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
-    ) -> Change:
+    ) -> GateChange:
         return classify(before, case.status, before_counts, case.pass_counts())
 
-    def check_change(self, before: CheckStatus, check: CheckResult) -> Change:
+    def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange:
         if before == check.status or "n/a" in (before, check.status):
             return "unchanged"
         return "regression" if check.status == "fail" else "improvement"
 
+    def evidence(self, key: str, check: str | None = None) -> Evidence | None:
+        return None
+
 
 STRICT = StrictRule()
 
-# Builds a rule for one comparison, from everything it compares.
-RuleFactory = Callable[[Baseline, RunResult], GateRule]
+# Builds a rule for one comparison, from everything it compares, at a false-alarm rate.
+RuleFactory = Callable[[Baseline, RunResult, float], GateRule]
 
 
-def _strict(baseline: Baseline, run: RunResult) -> GateRule:
+def _strict(baseline: Baseline, run: RunResult, alpha: float) -> GateRule:
     return STRICT
 
 
-RULES: dict[str, RuleFactory] = {STRICT.name: _strict}
+RULES: dict[str, RuleFactory] = {StatisticalRule.name: StatisticalRule, STRICT.name: _strict}
 
 
-def rule_named(name: str, baseline: Baseline, run: RunResult) -> GateRule:
+def rule_named(
+    name: str, baseline: Baseline, run: RunResult, alpha: float = DEFAULT_ALPHA
+) -> GateRule:
     """The rule `compare --gate NAME` asks for, built for this baseline and run."""
     factory = RULES.get(name)
     if factory is None:
         raise BadInputError(
             f"unknown gate {name!r} (known: {', '.join(sorted(RULES))})", field="--gate"
         )
-    return factory(baseline, run)
+    if not 0.0 < alpha < 1.0:
+        raise BadInputError(
+            f"alpha must be between 0 and 1 (exclusive), not {alpha}", field="--alpha"
+        )
+    return factory(baseline, run, alpha)
 
 
 def compare_baseline(
@@ -105,10 +130,16 @@ def compare_baseline(
     *,
     results_path: Path | None = None,
     baseline_path: Path | None = None,
-    rule: GateRule = STRICT,
+    rule: GateRule | None = None,
+    cost_of: CostOf | None = None,
 ) -> Comparison:
-    """Compare `run` to `baseline`. The paths are reported and spell out the update command."""
+    """Compare `run` to `baseline` under `rule` (default: the statistical rule at alpha
+    0.05). The paths are reported and spell out the update command; `cost_of` prices a
+    sample's usage for the cost metric (None: no cost is reported)."""
+    if rule is None:
+        rule = StatisticalRule(baseline, run)
     results = {c.key: c for c in run.cases}
+    metrics, metric_regressions = suite_metrics(baseline, run, cost_of)
     cmp = Comparison(
         baseline_file=str(baseline_path) if baseline_path else None,
         results_file=str(results_path) if results_path else None,
@@ -118,6 +149,15 @@ def compare_baseline(
         run_provider=run.provider.name,
         run_model=run.provider.model,
         gate=rule.name,
+        alpha=getattr(rule, "alpha", None),
+        platform_changes=(
+            platform_diff(baseline.platform, run.platform)
+            if baseline.platform is not None and run.platform is not None
+            else []
+        ),
+        suites=dict(getattr(rule, "suites", {})),
+        metrics=metrics,
+        metric_regressions=metric_regressions,
         warnings=_mismatch_warnings(baseline, run),
         update_command=update_command(results_path, baseline_path),
     )
@@ -159,38 +199,58 @@ def _sort_case(
         failed_checks=[c.name for c in case.checks if c.failed],
         failures=[CheckDetail.of(c) for c in case.checks if c.failed],
     )
-    if expected == "flaky":
+    evidence = rule.evidence(case.key)
+    if evidence is not None:
+        entry = _with_evidence(entry, evidence)
+    elif expected == "flaky":
         entry = _with_rates(entry, change, before_counts, case.pass_counts())
     if change == "regression":
         cmp.regressions.append(entry)
     elif change == "improvement":
         cmp.improvements.append(entry)
+    elif change == "within_noise":
+        cmp.within_noise.append(entry)
     elif change == "changed":
         cmp.flaky_changes.append(entry)
     else:
         cmp.unchanged.append(case.key)
-        checks = baseline.checks.get(case.key, {})
-        if expected == "fail" and case.status == "fail":
-            worse, better = _check_changes(rule, checks, case)
-            cmp.check_regressions += worse
-            cmp.check_improvements += better
-        elif expected == "pass" and case.status == "pass":
-            worse, _ = _check_changes(rule, checks, case)
-            cmp.passing_check_regressions += worse
+        _sort_checks(cmp, rule, baseline, expected, case)
+
+
+def _sort_checks(
+    cmp: Comparison, rule: GateRule, baseline: Baseline, expected: BaselineStatus, case: CaseResult
+) -> None:
+    """The checks of a case whose own status held: which moved, and where each is listed."""
+    checks = baseline.checks.get(case.key, {})
+    weighed = isinstance(rule, StatisticalRule)
+    if not weighed and expected == "flaky":
+        return  # strict: one repeat of a noisy case says nothing about its checks
+    worse, better, noise = _check_changes(rule, checks, case)
+    cmp.check_within_noise += noise
+    if expected == "pass" and case.status == "pass":
+        # The suite's threshold below 1 declared this verdict: a note, not a gate.
+        cmp.passing_check_regressions += worse
+    elif weighed or (expected == "fail" and case.status == "fail"):
+        cmp.check_regressions += worse
+        cmp.check_improvements += better
 
 
 def _check_changes(
     rule: GateRule, before: dict[str, CheckStatus], case: CaseResult
-) -> tuple[list[CheckChange], list[CheckChange]]:
-    """Checks of one case that went pass -> fail (first) and fail -> pass (second)."""
+) -> tuple[list[CheckChange], list[CheckChange], list[CheckChange]]:
+    """Checks of one case that dropped (first), rose (second), dropped within noise (third)."""
     worse: list[CheckChange] = []
     better: list[CheckChange] = []
+    noise: list[CheckChange] = []
     for check in case.checks:
         was = before.get(check.name)
-        if was is None:
+        evidence = rule.evidence(case.key, check.name)
+        if was is None and evidence is None:
             continue
-        change = rule.check_change(was, check)
-        if change not in ("regression", "improvement"):
+        # A sampled baseline may count a check whose last sample was n/a.
+        was = was or "n/a"
+        change = rule.check_change(case.key, was, check)
+        if change not in ("regression", "improvement", "within_noise"):
             continue
         entry = CheckChange(
             key=case.key,
@@ -202,12 +262,38 @@ def _check_changes(
             actual=check.actual,
             reason=check.message,
         )
-        (worse if change == "regression" else better).append(entry)
-    return worse, better
+        if evidence is not None:
+            entry = entry.model_copy(
+                update={
+                    "baseline_rate": RateInterval.of(evidence.baseline),
+                    "current_rate": RateInterval.of(evidence.run),
+                    "p_value": evidence.p_value,
+                    "adjusted_p_value": evidence.adjusted_p_value,
+                    "evidence": evidence.text,
+                }
+            )
+        {"regression": worse, "improvement": better, "within_noise": noise}[change].append(entry)
+    return worse, better, noise
+
+
+def _with_evidence(entry: CaseChange, evidence: Evidence) -> CaseChange:
+    """Attach the statistical gate's rates, p-values and reason to a case's entry."""
+    if evidence.change == "unchanged":
+        return entry
+    return entry.model_copy(
+        update={
+            "baseline_rate": RateInterval.of(evidence.baseline),
+            "current_rate": RateInterval.of(evidence.run),
+            "p_value": evidence.p_value,
+            "adjusted_p_value": evidence.adjusted_p_value,
+            "cause": evidence.cause,
+            "reason": evidence.text,
+        }
+    )
 
 
 def _with_rates(
-    entry: CaseChange, change: Change, before: Counts | None, after: Counts
+    entry: CaseChange, change: GateChange, before: Counts | None, after: Counts
 ) -> CaseChange:
     """Attach both pass rates to a flaky baseline's entry and say why it gates or not."""
     current = RateInterval.of(after) if known(after) else None

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from evalctl.cases.tooldecl import ToolDecl
+from evalctl.results.models import SuiteGate
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -53,6 +54,9 @@ class SuiteTable(_SamplingFields):
     # Capabilities a provider must have, plus resources plugins register (`evalctl plugins`).
     requires: list[str] = Field(default_factory=list)
     timeout_s: float | None = Field(default=None, gt=0)
+    # `[suite.gate]`: metric gates this suite opts into (tokens out, latency, cost), each a
+    # relative tolerance above the baseline; `compare` reports every metric, gates on these.
+    gate: SuiteGate | None = None
 
 
 class CaseEntry(_SamplingFields):

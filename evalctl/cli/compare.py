@@ -23,15 +23,18 @@ from evalctl.baselines.comparison import (
     CheckChange,
     Comparison,
     GateVerdict,
+    MetricChange,
+    MetricReport,
     NewCase,
     RateInterval,
     UnscoredCase,
 )
 from evalctl.baselines.diff import RunDiff
+from evalctl.baselines.metrics import CostOf
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
-from evalctl.results.text import STATUS_STYLE, visible_controls
+from evalctl.results.text import STATUS_STYLE, plural, visible_controls
 from evalctl.secrets import redact
 
 # Rows shown per section unless --all: a 10,000-case run with 1,000 regressions must still
@@ -113,9 +116,72 @@ def _check_table(title: str, changes: list[CheckChange]) -> Table:
         detail = f"expected {_short(c.expected)}, actual {_short(c.actual)}"
         if c.reason:
             detail += f" ({c.reason})"
+        if c.evidence:
+            detail += f"; {c.evidence}"
         table.add_row(
-            escape(c.key), escape(c.check), _status(c.baseline), _status(c.current), escape(detail)
+            escape(c.key),
+            escape(c.check),
+            _status(c.baseline) + _rate(c.baseline_rate),
+            _status(c.current) + _rate(c.current_rate),
+            escape(detail),
         )
+    return table
+
+
+# How each metric is shown: its label and its figures' format.
+_METRIC_FORMATS = {
+    "tokens_out": ("output tokens / case", "{:.1f}"),
+    "latency_p50": ("latency p50", "{:.0f} ms"),
+    "latency_p95": ("latency p95", "{:.0f} ms"),
+    "cost": ("cost", "${:.4f}"),
+}
+
+
+def metric_value(metric: str, value: float | None) -> str:
+    """A metric's figure as every renderer shows it: `12.5`, `840 ms`, `$0.0123`, or `-`."""
+    return "-" if value is None else _METRIC_FORMATS[metric][1].format(value)
+
+
+def _metric_table(title: str, changes: list[MetricChange]) -> Table:
+    table = _table(title, "suite", "metric", "now", "limit", "baseline")
+    for c in changes:
+        table.add_row(
+            escape(c.key),
+            _METRIC_FORMATS[c.metric][0],
+            metric_value(c.metric, c.run),
+            metric_value(c.metric, c.limit),
+            _baseline_figure(c.metric, c.baseline_mean, c.baseline_sd, None)
+            + f", tolerance {c.tolerance:.0%}",
+        )
+    return table
+
+
+def _baseline_figure(metric: str, mean: float | None, sd: float | None, n: int | None) -> str:
+    if mean is None:
+        return "-"
+    text = metric_value(metric, mean)
+    if sd:
+        text += f" ± {metric_value(metric, sd)}"
+    return text if n is None else f"{text} ({plural(n, 'sample')})"
+
+
+def _metrics_table(metrics: dict[str, list[MetricReport]]) -> Table:
+    """Every suite's metrics beside the baseline's: reported whether or not they gate."""
+    table = _table(
+        "Suite metrics (now vs baseline mean ± sd)", "suite", "metric", "now", "baseline"
+    )
+    for suite, reports in metrics.items():
+        for r in reports:
+            if r.run is None and r.baseline_mean is None:
+                continue
+            baseline = _baseline_figure(
+                r.metric, r.baseline_mean, r.baseline_sd, r.baseline_samples
+            )
+            if r.limit is not None:
+                baseline += f"; gates above {metric_value(r.metric, r.limit)}"
+            table.add_row(
+                escape(suite), _METRIC_FORMATS[r.metric][0], metric_value(r.metric, r.run), baseline
+            )
     return table
 
 
@@ -143,8 +209,14 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
         ),
         soft_wrap=True,
     )
+    if cmp.platform_line:
+        stdout.print(f"[yellow]{escape(cmp.platform_line)}[/]", soft_wrap=True)
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if any(
+        r.run is not None or r.baseline_mean is not None for rs in cmp.metrics.values() for r in rs
+    ):
+        stdout.print(_metrics_table(cmp.metrics))
     for category in CATEGORIES:
         entries = cmp.entries(category)
         if category.listed and entries:
@@ -176,6 +248,8 @@ def _print_section(category: Category, entries: list[object]) -> None:
             _print_failures(changes)
     elif category.shape == "check":
         stdout.print(_check_table(title, [e for e in entries if isinstance(e, CheckChange)]))
+    elif category.shape == "metric":
+        stdout.print(_metric_table(title, [e for e in entries if isinstance(e, MetricChange)]))
     elif category.shape == "unscored":
         table = _table(title, "case", "status", "in baseline", "reason")
         for u in entries:
@@ -290,6 +364,15 @@ def _step_summary(cmp: Comparison) -> None:
         ) from None
 
 
+def _pricer(provider: str, model: str) -> CostOf:
+    """Prices one sample's usage for the cost metric, from the price table in config."""
+    from evalctl.config import load_settings
+    from evalctl.cost import estimate_run_cost
+
+    settings = load_settings()
+    return lambda usage: estimate_run_cost(provider, model, usage, settings)
+
+
 def compare(
     first: Annotated[
         Path, typer.Argument(metavar="BASELINE|RESULTS_A", help="A baseline or results.")
@@ -308,25 +391,45 @@ def compare(
         typer.Option(
             "--gate",
             metavar="RULE",
-            help="How a baseline comparison decides each case: strict (any pass -> fail gates).",
+            help="How a baseline comparison decides each case: statistical (a drop gates "
+            "only when an exact test at --alpha says it is not noise) or strict (any "
+            "pass -> fail gates).",
         ),
-    ] = "strict",
+    ] = "statistical",
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            help="The statistical gate's false-alarm rate: the chance, when nothing changed, "
+            "that anything is called a regression.",
+        ),
+    ] = 0.05,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
 
-    BASELINE RESULTS: regressions, check regressions, orphaned, unscored, improvements and
-    new cases.
+    BASELINE RESULTS: regressions, check regressions, metric regressions, orphaned,
+    unscored, changes within noise, improvements and new cases; a line naming what differs
+    when the baseline was recorded on another platform; each suite's tokens, latency and
+    cost against the baseline's.
 
-    Exit 1 on a regression (a case pass -> fail), a check regression (a check pass -> fail
-    inside a case that failed before and fails now) or an orphaned case, else 3 if a case
-    could not be scored, else 0.
+    Exit 1 on a regression, a check regression, a metric regression or an orphaned case,
+    else 3 if a case could not be scored, else 0.
 
-    A case flaky in the baseline gates only when its pass rate really dropped:
-    the run's Wilson 95% interval lies wholly below the baseline's.
-    Example: baseline 9/10, interval 60%-98%. With --repeats 10, a run passing
-    2/10 (6%-51%) is a regression; 5/10 (24%-76%) is not, nor is one failed run (0/1: 0%-79%).
-    This needs a baseline written from a --repeats run; see docs/flaky.md.
+    --gate statistical (default): a case's or check's drop in pass rate is a regression
+    only when it is unlikely under what the baseline measured: its own exact test
+    (Fisher, Holm across the suite) or a suite-level test (stratified McNemar,
+    clean-baseline flips) at --alpha. Other drops are listed as "changed, within noise",
+    with both rates and the p-value. One failed sample of a case that passed 5 of 5
+    baseline samples is p = 0.17 on its own; record the baseline with
+    `evalctl baseline --samples K` (docs/gating.md says how to choose K).
+
+    --gate strict: any pass -> fail is a regression, and a check pass -> fail inside a
+    case that fails either way. A flaky baseline case gates only when
+    the run's Wilson 95% interval lies wholly below the baseline's (docs/flaky.md).
+
+    A metric gates only in a suite that asks for it in \\[suite.gate], when the run's
+    value exceeds the baseline's mean x (1 + tolerance) + 2 sample standard deviations.
 
     RESULTS_A RESULTS_B: per-case status changes and latency/token deltas; exit 0.
 
@@ -349,7 +452,8 @@ def compare(
             run,
             results_path=doc_b.path,
             baseline_path=doc_a.path,
-            rule=rule_named(gate, baseline, run),
+            rule=rule_named(gate, baseline, run, alpha),
+            cost_of=_pricer(run.provider.name, run.provider.model),
         )
         emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
         _step_summary(cmp)

@@ -9,6 +9,7 @@ from evalctl.baselines.comparison import (
     Category,
     CheckChange,
     Comparison,
+    MetricChange,
     UnscoredCase,
     label,
 )
@@ -34,9 +35,23 @@ def _case_rows(changes: list[CaseChange]) -> list[str]:
 def _check_rows(changes: list[CheckChange]) -> list[str]:
     return [
         f"| {cell(c.key)} | {cell(c.check)} | {c.baseline} → {c.current} | "
-        f"{cell(c.expected)} | {cell(c.actual)} | {cell(c.reason)} |"
+        f"{cell(c.expected)} | {cell(c.actual)} | "
+        f"{cell('; '.join(t for t in (c.reason, c.evidence or '') if t))} |"
         for c in changes
     ]
+
+
+def _metric_rows(changes: list[MetricChange]) -> list[str]:
+    rows = [
+        "| suite | metric | now | limit | baseline mean ± sd | tolerance |",
+        "|---|---|---|---|---|---|",
+    ]
+    rows += [
+        f"| {cell(c.key)} | {c.metric} | {c.run:.4g} | {c.limit:.4g} | "
+        f"{c.baseline_mean:.4g} ± {c.baseline_sd:.2g} | {c.tolerance:.0%} |"
+        for c in changes
+    ]
+    return rows
 
 
 _HEADER = [
@@ -57,8 +72,10 @@ def comparison_markdown(cmp: Comparison) -> str:
         cmp.counts_line(),
         "",
     ]
+    if cmp.platform_line:
+        lines.append(f"> {cell(cmp.platform_line)}")
     lines += [f"> warning: {cell(w)}" for w in cmp.warnings]
-    if cmp.warnings:
+    if cmp.warnings or cmp.platform_line:
         lines.append("")
     for category in CATEGORIES:
         entries = cmp.entries(category)
@@ -73,6 +90,8 @@ def _section(category: Category, entries: list[object]) -> list[str]:
         return [*_HEADER, *_case_rows([e for e in entries if isinstance(e, CaseChange)])]
     if category.shape == "check":
         return [*_HEADER, *_check_rows([e for e in entries if isinstance(e, CheckChange)])]
+    if category.shape == "metric":
+        return _metric_rows([e for e in entries if isinstance(e, MetricChange)])
     if category.shape == "unscored":
         return [
             f"- {cell(u.key)} ({u.status}): {cell(u.reason)}"

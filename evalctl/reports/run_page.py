@@ -19,6 +19,7 @@ from evalctl.baselines.comparison import (
     Category,
     CheckChange,
     Comparison,
+    MetricChange,
     NewCase,
     UnscoredCase,
     label,
@@ -241,15 +242,32 @@ def _check_change_rows(changes: list[CheckChange]) -> tuple[list[str], list[list
             el("td", badge(c.current)),
             el("td", _pre(c.expected)),
             el("td", _pre(c.actual)),
-            el("td", _pre(c.reason)),
+            el("td", _pre("; ".join(t for t in (c.reason, c.evidence or "") if t))),
         ]
         for c in changes
     ]
     return ["case", "check", "baseline", "now", "expected", "actual", "reason"], rows
 
 
+def _metric_change_rows(changes: list[MetricChange]) -> tuple[list[str], list[list[Cell]]]:
+    rows: list[list[Cell]] = [
+        [
+            c.key,
+            c.metric,
+            f"{c.run:.4g}",
+            f"{c.limit:.4g}",
+            f"{c.baseline_mean:.4g} ± {c.baseline_sd:.2g}",
+            f"{c.tolerance:.0%}",
+        ]
+        for c in changes
+    ]
+    return ["suite", "metric", "now", "limit", "baseline mean ± sd", "tolerance"], rows
+
+
 def _rows(category: Category, entries: list[object]) -> tuple[list[str], list[list[Cell]]]:
     """One category's header and rows, drawn by the shape of its entries."""
+    if category.shape == "metric":
+        return _metric_change_rows([e for e in entries if isinstance(e, MetricChange)])
     if category.shape == "case":
         return _case_rows([e for e in entries if isinstance(e, CaseChange)])
     if category.shape == "check":
@@ -288,6 +306,8 @@ def _comparison(cmp: Comparison) -> ET.Element:
             class_="note",
         ),
     ]
+    if cmp.platform_line:
+        parts.append(el("p", cmp.platform_line, class_="warn"))
     parts += [el("p", f"warning: {w}", class_="warn") for w in cmp.warnings]
     for category in CATEGORIES:
         entries = cmp.entries(category)

@@ -299,6 +299,7 @@ def _header(
             },
             max_tokens={s.name: s.table.max_tokens for s in suites},
             sampled=_sampled(request, provider, suites),
+            gates={s.name: s.table.gate for s in suites if s.table.gate is not None},
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
             case_glob=request.case_glob,

@@ -69,8 +69,12 @@ Cause = Literal["case", "suite", "strict"]
 CASES = "cases"
 STRATIFIED = "stratified_mcnemar"
 FLIPS = "clean_baseline_flips"
-# Bonferroni weights of the three components before unusable shares are passed on.
-WEIGHTS: Mapping[str, float] = MappingProxyType({CASES: 0.5, STRATIFIED: 0.125, FLIPS: 0.375})
+CHECK_FLIPS = "clean_baseline_check_flips"
+# Bonferroni weights of the components: `gate` uses the first three, `gate_checks` the
+# per-stratum family and CHECK_FLIPS; each splits alpha pro rata among those it uses.
+WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {CASES: 0.5, STRATIFIED: 0.125, FLIPS: 0.375, CHECK_FLIPS: 0.5}
+)
 
 
 @dataclass(frozen=True)
@@ -292,21 +296,53 @@ def clean_baseline_flips(strata: Sequence[Stratum]) -> SuiteTest:
     `flip_weight(q)`, known from the totals alone; its exact null distribution is built
     by dynamic programming over the eligible strata. p = P(statistic >= observed).
     """
-    eligible = [(s, flip_probability(s)) for s in strata]
-    weighed = [(s, q, flip_weight(q)) for s, q in eligible if q > 0.0]
-    observed = sum(w for s, _, w in weighed if s.baseline_passes == s.baseline_n)
+    units = []
+    for s in strata:
+        q = flip_probability(s)
+        if q > 0.0:
+            units.append((s.baseline_passes == s.baseline_n, q, flip_weight(q)))
+    return _weighed_flips(FLIPS, units)
+
+
+def _weighed_flips(name: str, units: list[tuple[bool, float, int]]) -> SuiteTest:
+    """The weighed flip sum's test from (flipped, null probability, weight) per unit."""
+    observed = sum(w for flipped, _, w in units if flipped)
     # P(flip sum >= observed) is P(non-flip sum <= total - observed): a lower tail, the
     # upper one reflected, so a tiny p-value keeps its digits (no 1 - x).
-    total = sum(w for _, _, w in weighed)
-    non_flip = [[q] + [0.0] * (w - 1) + [1.0 - q] for _, q, w in weighed]
+    total = sum(w for _, _, w in units)
+    non_flip = [[q] + [0.0] * (w - 1) + [1.0 - q] for _, q, w in units]
     return SuiteTest(
-        name=FLIPS,
+        name=name,
         statistic=observed,
-        expected=sum(q * w for _, q, w in weighed),
+        expected=sum(q * w for _, q, w in units),
         p_value=lower_tail(non_flip, total - observed) if observed else 1.0,
-        strata=len(weighed),
-        min_p_value=math.prod(q for _, q, _ in weighed) if weighed else 1.0,
+        strata=len(units),
+        min_p_value=math.prod(q for _, q, _ in units) if units else 1.0,
     )
+
+
+def check_flips(cases: Sequence[Sequence[Stratum]]) -> SuiteTest:
+    """The clean-baseline flip test for checks, one unit per case (its checks together).
+
+    The checks of one case are not independent, so each case, not each check, is a unit:
+    it *flips* when any of its checks flips (baseline passed every sample of that check,
+    the run failed some). Under the null, given the case's samples as a set (the run's
+    samples a uniformly random subset of them), check c flips with probability exactly
+    q_c = C(m,f_c)/C(n+m,f_c), whatever the dependence between checks; so the case flips
+    with probability at most min(1, sum of q_c) (the union bound). Cases are independent,
+    and a sum of independent indicators is stochastically below the same sum with larger
+    probabilities, so the weighed flip sum's p-value computed from these bounds (as in
+    `clean_baseline_flips`) is valid, conservative where the bound is loose.
+    """
+    units = []
+    for checks in cases:
+        bound = min(1.0, sum(flip_probability(c) for c in checks))
+        if bound > 0.0:
+            flipped = any(
+                flip_probability(c) > 0.0 and c.baseline_passes == c.baseline_n for c in checks
+            )
+            units.append((flipped, bound, flip_weight(bound)))
+    return _weighed_flips(CHECK_FLIPS, units)
 
 
 def split_alpha(alpha: float, floors: dict[str, float]) -> dict[str, float]:
@@ -382,15 +418,49 @@ def gate(
     is neither is `within_noise` (listed, not gating). Under no true change the
     probability that anything is called a regression is at most `alpha` (the module
     docstring says why). `suite_level=False` runs the per-stratum family alone, with all
-    of alpha: use it for the checks of a suite's cases, which are not independent of each other
-    as the suite tests' exact nulls require (Holm needs no independence).
+    of alpha (Holm needs no independence between strata; the suite tests do). For the
+    checks of a suite's cases, which are not independent, `gate_checks` adds a suite test
+    that respects that.
 
     `strict`: the rule from before sampled baselines: a stratum whose baseline was mostly
     passing (2a > n) and that failed any run sample is a regression. p-values are still
     reported; alpha plays no part.
     """
+    _check_alpha(alpha)
+    if mode == "strict":
+        p_values, adjusted, _ = _per_stratum(strata, multiplicity)
+        verdicts = tuple(
+            _classify(s, p, q, case_hit=_strict_hit(s), suite_hit=False, cause="strict")
+            for s, p, q in zip(strata, p_values, adjusted, strict=True)
+        )
+        return SuiteVerdict(mode, alpha, multiplicity, 0.0, verdicts, ())
+    tests = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
+    return _statistical(strata, alpha, multiplicity, tests)
+
+
+def gate_checks(cases: Sequence[Sequence[Stratum]], alpha: float = 0.05) -> SuiteVerdict:
+    """Classify every check of one suite, given as the checks of each case.
+
+    The per-check family (Fisher's exact test, Holm across all the checks: valid under any
+    dependence) and `check_flips`, which treats each case's checks as one unit, share alpha
+    as `gate`'s tests do. So a check that broke in many cases is caught with one run sample,
+    where no single check can be significant. Under no true change the probability that
+    any check is called a regression is at most `alpha`.
+    """
+    _check_alpha(alpha)
+    strata = [check for checks in cases for check in checks]
+    return _statistical(strata, alpha, "holm", (check_flips(cases),))
+
+
+def _check_alpha(alpha: float) -> None:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def _per_stratum(
+    strata: Sequence[Stratum], multiplicity: Multiplicity
+) -> tuple[list[float], list[float], list[int]]:
+    """Each stratum's p-value, its adjusted p-value, and the informative strata's indices."""
     p_values = [drop_p_value(s) for s in strata]
     family = [i for i, s in enumerate(strata) if s.informative]
     adjust: Callable[[Sequence[float]], list[float]] = (
@@ -399,15 +469,16 @@ def gate(
     adjusted = [1.0] * len(strata)
     for i, q in zip(family, adjust([p_values[i] for i in family]), strict=True):
         adjusted[i] = q
+    return p_values, adjusted, family
 
-    if mode == "strict":
-        verdicts = tuple(
-            _classify(s, p, q, case_hit=_strict_hit(s), suite_hit=False, cause="strict")
-            for s, p, q in zip(strata, p_values, adjusted, strict=True)
-        )
-        return SuiteVerdict(mode, alpha, multiplicity, 0.0, verdicts, ())
 
-    raw = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
+def _statistical(
+    strata: Sequence[Stratum],
+    alpha: float,
+    multiplicity: Multiplicity,
+    raw: tuple[SuiteTest, ...],
+) -> SuiteVerdict:
+    p_values, adjusted, family = _per_stratum(strata, multiplicity)
     floors = {CASES: _family_floor([min_drop_p_value(strata[i]) for i in family], multiplicity)}
     floors.update({test.name: test.min_p_value for test in raw})
     shares = split_alpha(alpha, floors)
@@ -422,7 +493,7 @@ def gate(
         _classify(s, p, q, case_hit=case_alpha > 0.0 and q <= case_alpha, suite_hit=suite_hit)
         for s, p, q in zip(strata, p_values, adjusted, strict=True)
     )
-    return SuiteVerdict(mode, alpha, multiplicity, case_alpha, verdicts, tests)
+    return SuiteVerdict("statistical", alpha, multiplicity, case_alpha, verdicts, tests)
 
 
 def _family_floor(min_p_values: list[float], multiplicity: Multiplicity) -> float:

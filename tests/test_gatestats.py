@@ -19,16 +19,19 @@ from hypothesis import strategies as st
 
 from evalctl.gatestats import (
     CASES,
+    CHECK_FLIPS,
     FLIPS,
     STRATIFIED,
     WEIGHTS,
     Stratum,
     benjamini_hochberg,
+    check_flips,
     clean_baseline_flips,
     drop_p_value,
     flip_probability,
     flip_weight,
     gate,
+    gate_checks,
     holm,
     lower_tail,
     split_alpha,
@@ -332,6 +335,76 @@ def test_false_alarm_rate_at_most_alpha_for_any_totals(
         start=Fraction(0),
     )
     assert false_alarm <= alpha
+
+
+# --- checks: dependent within a case ---------------------------------------------------
+
+# Each case: its samples as vectors of check outcomes (1 pass), and how many are the run's.
+# Under the null the run's samples are a uniformly random subset of the case's samples,
+# whatever the dependence between its checks: perfectly correlated checks (A), checks that
+# fail on different samples (B), three checks (C), two run samples (D).
+DEPENDENT_CASES: list[tuple[list[tuple[int, ...]], int]] = [
+    ([(1, 1), (1, 1), (1, 1), (0, 0)], 1),
+    ([(1, 1), (1, 1), (0, 1), (1, 0)], 1),
+    ([(1, 1, 1), (1, 0, 1), (1, 1, 1), (1, 1, 0)], 1),
+    ([(1, 1), (0, 1), (1, 0), (1, 1)], 2),
+]
+
+
+def check_outcomes() -> Iterator[tuple[Fraction, list[list[Stratum]]]]:
+    """Every equally likely placement of each case's run samples, as check strata."""
+    per_case = []
+    for index, (vectors, m) in enumerate(DEPENDENT_CASES):
+        placements_ = []
+        for run in itertools.combinations(range(len(vectors)), m):
+            checks = []
+            for c in range(len(vectors[0])):
+                base = [v[c] for i, v in enumerate(vectors) if i not in run]
+                ran = [vectors[i][c] for i in run]
+                checks.append(Stratum(f"case{index}:check{c}", len(base), sum(base), m, sum(ran)))
+            placements_.append(checks)
+        per_case.append(placements_)
+    for combo in itertools.product(*per_case):
+        prob = math.prod((Fraction(1, len(p)) for p in per_case), start=Fraction(1))
+        yield prob, list(combo)
+
+
+def test_check_flips_is_valid_whatever_the_dependence_between_checks() -> None:
+    joint = list(check_outcomes())
+    p_values = [(q, check_flips(cases).p_value) for q, cases in joint]
+    for _, x in p_values:
+        hit = sum((q for q, p in p_values if p <= x), start=Fraction(0))
+        assert float(hit) <= x * (1 + 1e-12)
+    for alpha in (0.05, 0.3, 0.6):
+        false_alarm = sum((q for q, cases in joint if gate_checks(cases, alpha).failed), start=0)
+        assert false_alarm <= alpha
+    assert sum((q for q, cases in joint if gate_checks(cases, 0.6).failed), start=0) > 0
+
+
+def test_a_check_broken_in_many_cases_is_caught_with_one_run_sample() -> None:
+    def case(i: int, format_passes: int) -> list[Stratum]:
+        return [
+            stratum(5, 5, 1, 1, f"c{i}:answer"),
+            stratum(5, 5, format_passes, 1, f"c{i}:format"),
+            stratum(3, 5, i % 2, 1, f"c{i}:tone"),  # unstable: noise, never a flip
+        ]
+
+    cases = [case(i, 0 if i < 10 else 1) for i in range(200)]
+    verdict = gate_checks(cases)
+    assert verdict.failed
+    assert {t.name for t in verdict.suite_tests if t.fired} == {CHECK_FLIPS}
+    named = {c.stratum.key for c in verdict.regressions}
+    broken = {f"c{i}:format" for i in range(10)}
+    # The suite's evidence is collective: every check that dropped is named, the noisy
+    # tone checks that happened to fail included; no check that held is.
+    assert broken <= named
+    assert {key for key in named - broken if not key.endswith(":tone")} == set()
+    assert all(c.stratum.dropped for c in verdict.regressions)
+    # Checks one by one cannot tell: each is a 1-in-6 event.
+    flat = [check for checks in cases for check in checks]
+    assert not gate(flat, suite_level=False).failed
+    # Nothing broken: nothing called.
+    assert not gate_checks([case(i, 1) for i in range(200)]).failed
 
 
 def test_an_empty_suite_passes() -> None:

@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import multiprocessing.synchronize
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from evalctl.baselines.write import build_baseline, merge_baseline, write_baseli
 from evalctl.chat import CompletionRequest, CompletionResponse, Sampling
 from evalctl.config import ModelPrice, Settings
 from evalctl.errors import BadInputError
+from evalctl.providers.local import LocalProvider
 from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.results.document import Document
 from evalctl.results.io import read_run
@@ -34,6 +36,7 @@ from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.execute import execute_run
 from evalctl.runner.sampling import PERTURB_TEMPERATURE, sample_sampling, sample_settings
 from tests import factories as f
+from tests.local_helpers import make_provider, reap_daemons  # noqa: F401  (fixture)
 from tests.test_sampling import echo_cli
 
 NO_SLEEP = RetryPolicy(max_attempts=2, sleep=lambda _s: None, rng=random.Random(0))
@@ -429,3 +432,69 @@ def test_two_writers_of_one_baseline_both_keep_their_update(
         assert read_baseline(out).baselines == {"one/hello": "pass", "two/hello": "pass"}
         # The lock file stays beside the baseline: unlinking it would race the next writer.
         assert (tmp_path / f"b{attempt}.json.lock").exists()
+
+
+# --- the real model --------------------------------------------------------------------
+
+SEA = """
+[suite]
+name = "sea"
+kind = "echo"
+system_prompt = "You are a poet."
+max_turns = 1
+max_tokens = 24
+
+[[case]]
+id = "sentence"
+input = { prompt = "Write one sentence about the sea." }
+expected = { answer = "-" }
+"""
+
+
+class Recording:
+    """The local provider, with what each request was sent and what came back kept."""
+
+    def __init__(self, inner: LocalProvider) -> None:
+        self.inner = inner
+        self.seen: list[tuple[int | None, float, str]] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        response = self.inner.complete(request, timeout=timeout)
+        self.seen.append((request.seed, request.temperature, response.content))
+        return response
+
+
+@pytest.fixture
+def local(reap_daemons: None) -> Iterator[LocalProvider]:  # noqa: F811  (the fixture's name)
+    p = make_provider()
+    yield p
+    p.stop_daemon(grace_s=2)
+    p.close()
+
+
+@pytest.mark.model
+def test_three_samples_on_the_real_model_are_three_seeded_draws(
+    local: LocalProvider, tmp_path: Path
+) -> None:
+    from tests import echo_kind
+
+    echo_kind.install()
+    suite = tmp_path / "sea.toml"
+    suite.write_text(SEA)
+    recording = Recording(local)
+    request = RunRequest(
+        paths=[suite], out_dir=tmp_path / "out", show_progress=False, repeats=3, sampled=True
+    )
+    run = execute_run(request, Settings(), {}, provider_override=recording).result  # type: ignore[arg-type]
+    assert [(seed, temp) for seed, temp, _ in recording.seen] == [
+        (r, PERTURB_TEMPERATURE) for r in range(3)
+    ]
+    # The engine took the seeds: at 0.3 this open prompt gives another sentence per seed
+    # (measured: five seeds, five sentences), where greedy would give one three times.
+    assert len({text for _, _, text in recording.seen}) >= 2, recording.seen
+    sent = [a.sampling for a in run.cases[0].attempts]
+    assert sent == [Sampling(temperature=PERTURB_TEMPERATURE, top_p=1.0, seed=r) for r in range(3)]
+    assert run.settings.sampled["sea"].perturbed

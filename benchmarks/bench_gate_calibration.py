@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evalctl.gatestats import Stratum, gate  # noqa: E402
-from tests.test_gate_calibration import PLANTED, Scenario, draw_suite, firing_rate  # noqa: E402
+from tests.test_gate_calibration import PLANTED, Scenario, draw_suite, firing_rates  # noqa: E402
 
 KS = (3, 5, 7, 10)
 ALPHAS = (0.01, 0.05)
@@ -56,22 +56,28 @@ def _tables(trials: int) -> None:
     print("| K | alpha | false alarms, no change | 10 stable cases broken | diffuse drop |")
     print("| --- | --- | --- | --- | --- |")
     for k in KS:
-        for alpha in ALPHAS:
-            null = firing_rate(Scenario(k=k), alpha, trials, seed=1000 + k)
-            broken = firing_rate(Scenario(k=k, broken=PLANTED), alpha, trials, seed=2000 + k)
-            diffuse = firing_rate(Scenario(k=k, unstable_drop=0.3), alpha, trials, seed=3000 + k)
+        rows = zip(
+            firing_rates(Scenario(k=k), ALPHAS, trials, seed=1000 + k),
+            firing_rates(Scenario(k=k, broken=PLANTED), ALPHAS, trials, seed=2000 + k),
+            firing_rates(Scenario(k=k, unstable_drop=0.3), ALPHAS, trials, seed=3000 + k),
+            strict=True,
+        )
+        for alpha, (null, broken, diffuse) in zip(ALPHAS, rows, strict=True):
             print(f"| {k} | {alpha} | {null:.1%} | {broken:.1%} | {diffuse:.1%} |", flush=True)
 
     print("\nWith --repeats 3 in the run (three samples per case):\n")
     print("| K | alpha | false alarms, no change | 10 stable cases broken | diffuse drop |")
     print("| --- | --- | --- | --- | --- |")
     for k in (3, 5):
-        for alpha in ALPHAS:
-            cells = [
-                firing_rate(Scenario(k=k, run_samples=3, **truth), alpha, trials, seed=4000 + k)
-                for truth in ({}, {"broken": PLANTED}, {"unstable_drop": 0.3})
-            ]
-            print(f"| {k} | {alpha} | " + " | ".join(f"{c:.1%}" for c in cells) + " |", flush=True)
+        scenarios = (
+            Scenario(k=k, run_samples=3),
+            Scenario(k=k, run_samples=3, broken=PLANTED),
+            Scenario(k=k, run_samples=3, unstable_drop=0.3),
+        )
+        columns = [firing_rates(sc, ALPHAS, trials, seed=4000 + k) for sc in scenarios]
+        for i, alpha in enumerate(ALPHAS):
+            cells = " | ".join(f"{column[i]:.1%}" for column in columns)
+            print(f"| {k} | {alpha} | {cells} |", flush=True)
 
 
 def _speed() -> None:

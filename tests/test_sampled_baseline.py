@@ -341,10 +341,30 @@ def test_cli_samples_run_then_baseline_from_it(echo_suite: Path, tmp_path: Path)
     b = tmp_path / "b.json"
     ok = echo_cli(tmp_path, "baseline", "--from", str(out), "--samples", "3", "--out", str(b))
     assert ok.returncode == 0, ok.stderr
+    assert "3 samples per case" in ok.stdout
     assert read_baseline(b).sampling["echo"].samples == 3
     wrong = echo_cli(tmp_path, "baseline", "--from", str(out), "--samples", "5", "--out", str(b))
     assert wrong.returncode == 2
     assert "--samples" in wrong.stderr and "hold 3 sample" in wrong.stderr
+
+
+def test_cli_resume_keeps_the_samples(echo_suite: Path, tmp_path: Path) -> None:
+    common = _cli_args(tmp_path, echo_suite)
+    out = tmp_path / "run"
+    done = echo_cli(tmp_path, "run", *common, "--samples", "3", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    # As if killed after the first case: its journal line stays, the second case's goes.
+    journal = out / "journal.jsonl"
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+    (out / "results.json").unlink()
+    refused = echo_cli(tmp_path, "run", "--resume", str(out), "--samples", "5", "--json")
+    assert refused.returncode == 2
+    assert "--samples" in refused.stdout + refused.stderr
+    resumed = echo_cli(tmp_path, "run", "--resume", str(out), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    shout = json.loads((out / "results.json").read_text())["cases"][1]
+    assert shout["key"] == "echo/shout"
+    assert [a["sampling"]["seed"] for a in shout["attempts"]] == [0, 1, 2]
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,8 @@ class BaselineOutput(BaseModel):
     skipped: list[str]
     # Entries kept from the previous baseline because a --suite/--case run did not select them.
     kept_outside_selection: int
+    # Samples per case (`--samples`); 1 when the baseline was not sampled.
+    samples: int = 1
 
 
 def render(out: BaselineOutput) -> None:
@@ -50,6 +52,8 @@ def render(out: BaselineOutput) -> None:
         escape(f"from run {out.source_run_id} ({out.provider} · {out.model}): {out.results_path}"),
         soft_wrap=True,
     )
+    if out.samples > 1:
+        stdout.print(f"{out.samples} samples per case; per case and per check pass counts kept")
     if out.kept_outside_selection:
         stdout.print(
             f"kept {out.kept_outside_selection} entries outside this run's --suite/--case selection"
@@ -185,6 +189,7 @@ def baseline(
         min_pass_rate=bar,
         skipped=skipped_cases(run),
         kept_outside_selection=kept,
+        samples=run.settings.repeats if run.settings.sampled else 1,
     )
     emit(output, as_json, render)
 

@@ -174,7 +174,7 @@ def test_sampling_helpers() -> None:
     # A provider that takes no sampling: nothing is claimed.
     none = Sampling(temperature=None, top_p=None, seed=None)
     plan = sample_settings(greedy, 3, none)
-    assert (plan.seeds, plan.temperature, plan.top_p) == ([], None, None)
+    assert (plan.seeds, plan.temperature, plan.top_p, plan.perturbed) == ([], None, None, False)
     assert "no seed" in plan.perturbation
 
 

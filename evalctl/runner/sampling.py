@@ -69,9 +69,9 @@ def sample_settings(base: Sampling, samples: int, sent: Sampling | None = None) 
     """How a suite whose own sampling is `base` is sampled `samples` times. `sent` is the
     first sample as the provider sends it (None in a field its API does not take; default:
     every field), so the record never claims a seed or temperature that was not sent."""
-    first = sample_sampling(base, 0)
-    sent = sent or first
-    perturbed = not base.temperature
+    sent = sent or sample_sampling(base, 0)
+    # Only where the perturbed temperature reached the provider.
+    perturbed = not base.temperature and sent.temperature is not None
     seeds = list(range(samples)) if sent.seed is not None else []
     what = "greedy suite sampled" if perturbed else "sampled"
     temperature = "the provider's own" if sent.temperature is None else f"{sent.temperature:g}"

@@ -25,7 +25,7 @@ from evalctl.providers.base import Provider, measured_speed
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
 from evalctl.retry import RetryPolicy
-from evalctl.runner.timelimit import case_limit
+from evalctl.runner.timelimit import TimeLimit, case_limit
 from evalctl.scoring.check import Transcript, scoring_context
 from evalctl.scoring.judging import JudgeService
 from evalctl.scoring.kinds import RequestShape, SuiteKind, opening_messages, shape_for
@@ -97,12 +97,12 @@ def _tool_choice(shape: RequestShape, turn: int) -> str:
 
 
 def _complete_by(
-    provider: Provider, request: CompletionRequest, deadline: float
+    provider: Provider, request: CompletionRequest, deadline: float, limit: TimeLimit
 ) -> CompletionResponse:
     # Recomputed per try: retries spend the same case budget, not a fresh one each.
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise CaseTimeoutError("case timed out while retrying")
+        raise CaseTimeoutError(limit.timed_out() + " while retrying")
     return provider.complete(request, timeout=remaining)
 
 
@@ -180,7 +180,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             final_answer_turn=final,
         )
         turns.append(record)
-        response = retry.call(partial(_complete_by, provider, request, deadline))
+        response = retry.call(partial(_complete_by, provider, request, deadline, limit))
         record.reply = response
         responses.append(response)
         usage = usage + response.usage

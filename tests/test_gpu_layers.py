@@ -81,7 +81,9 @@ def test_the_daemon_reports_the_layers_it_really_offloaded(reap_daemons: None) -
             assert status.n_gpu_layers > 0
         else:
             assert status.n_gpu_layers == 0
-        assert provider.run_settings()["gpu_layers"] == status.n_gpu_layers
+        settings = provider.run_settings()
+        assert settings["gpu_layers"] == status.n_gpu_layers
+        assert settings["gen_tokens_per_s"] > 0  # the warm-up measured it
         assert provider.platform_info()["gpu_layers"] == status.n_gpu_layers
     finally:
         provider.stop_daemon(grace_s=2)

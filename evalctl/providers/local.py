@@ -171,7 +171,7 @@ class LocalProvider:
 
     def run_settings(self) -> dict[str, Any]:
         """How the model ran, for the results: threads (and who chose them), context size,
-        KV-cache prefix reuse, GPU layers."""
+        KV-cache prefix reuse, GPU layers, measured speeds."""
         chosen = self._spec.n_threads
         threads = self._threads or chosen or default_threads()
         return {
@@ -183,6 +183,11 @@ class LocalProvider:
             "prefix_cache": True,
             # Layers really offloaded, as the daemon reports them (None: not started).
             "gpu_layers": self._status.n_gpu_layers if self._status is not None else None,
+            # The speeds the cases' time limits were sized from, as last reported.
+            "gen_tokens_per_s": round(self._status.gen_tokens_per_s, 1) if self._status else None,
+            "prompt_tokens_per_s": (
+                round(self._status.prompt_tokens_per_s, 1) if self._status else None
+            ),
         }
 
     @property

@@ -23,8 +23,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from evalctl.gatestats import Stratum, gate  # noqa: E402
-from tests.test_gate_calibration import PLANTED, Scenario, draw_suite, firing_rates  # noqa: E402
+from evalctl.gatestats import Stratum, gate, gate_checks  # noqa: E402
+from tests.test_gate_calibration import (  # noqa: E402
+    CASES,
+    MIX,
+    PLANTED,
+    Scenario,
+    draw_suite,
+    firing_rates,
+)
 
 KS = (3, 5, 7, 10)
 ALPHAS = (0.01, 0.05)
@@ -47,6 +54,7 @@ def main() -> int:
 
     if trials > 0:
         _tables(trials)
+        _check_table(trials)
     _speed()
     return 0
 
@@ -78,6 +86,54 @@ def _tables(trials: int) -> None:
         for i, alpha in enumerate(ALPHAS):
             cells = " | ".join(f"{column[i]:.1%}" for column in columns)
             print(f"| {k} | {alpha} | {cells} |", flush=True)
+
+
+def _check_suite(rng: random.Random, k: int, broken: int) -> list[list[Stratum]]:
+    """500 cases of three checks each, the checks of a case failing together.
+
+    A sample of a case goes wrong with probability 1 - p (p from the mix); a sample that goes
+    wrong fails each check with probability 0.7, so a case's checks fail together, not
+    independently. `broken` always-passing cases fail their second check in the run.
+    """
+    cases = []
+    for index, p in enumerate(_probabilities(rng)):
+        base = [_sample(rng, p) for _ in range(k)]
+        run = _sample(rng, p)
+        if index < broken:
+            run = (run[0], 0, run[2])
+        cases.append(
+            [Stratum(f"case-{index}:{c}", k, sum(b[c] for b in base), 1, run[c]) for c in range(3)]
+        )
+    return cases
+
+
+def _probabilities(rng: random.Random) -> list[float]:
+    return [draw(rng) for _, share, draw in MIX for _ in range(round(share * CASES))]
+
+
+def _sample(rng: random.Random, p: float) -> tuple[int, int, int]:
+    if rng.random() < p:
+        return (1, 1, 1)
+    a, b, c = (0 if rng.random() < 0.7 else 1 for _ in range(3))
+    return (a, b, c)
+
+
+def _check_table(trials: int) -> None:
+    print("\nChecks (gate_checks), three per case failing together, one run sample:\n")
+    print("| K | alpha | false alarms, no change | one check broken in 10 stable cases |")
+    print("| --- | --- | --- | --- |")
+    for k in (5, 10):
+        rates = []
+        for broken in (0, PLANTED):
+            rng = random.Random(5000 + k + broken)
+            fired = [0, 0]
+            for _ in range(trials):
+                cases = _check_suite(rng, k, broken)
+                for i, alpha in enumerate(ALPHAS):
+                    fired[i] += gate_checks(cases, alpha).failed
+            rates.append([f / trials for f in fired])
+        for i, alpha in enumerate(ALPHAS):
+            print(f"| {k} | {alpha} | {rates[0][i]:.1%} | {rates[1][i]:.1%} |", flush=True)
 
 
 def _speed() -> None:

@@ -42,13 +42,17 @@ outcomes are looked at, and a test whose smallest attainable p-value is above it
 never fire. Its share goes to the others, pro rata. With one run sample per case the
 per-case family cannot fire unless K is huge (its best p-value, 1/(K+1), would have to be
 below alpha/2 over the number of informative strata), so the suite tests get alpha/4 and
-3·alpha/4. The split depends only on the
-totals, so conditional on them the false-alarm rate is still at most the sum of the shares,
-alpha; hence unconditionally too.
+3·alpha/4. The split depends only on the totals, so conditional on them the false-alarm
+rate is still at most the sum of the shares, alpha; hence unconditionally too.
 
 When a suite test fires, every stratum whose rate dropped is reported a regression: the
 suite's evidence is collective and no single case can be singled out, so all candidates are
-named. docs/gating.md has the measured calibration and power.
+named.
+
+Checks (`gate_checks`): the checks of one case are not independent, which both suite tests
+above assume of their strata, so checks get the per-stratum family (Holm needs no
+independence) and `check_flips`, a flip test with each case's checks as one unit, half of
+alpha each. docs/gating.md has the measured calibration and power.
 """
 
 from __future__ import annotations

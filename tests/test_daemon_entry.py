@@ -1,4 +1,5 @@
-"""The daemon's entry point: what it imports first, and how a crash at start is reported.
+"""The daemon's entry point: what it imports first, and how a crash or failure at start is
+reported.
 
 A CUDA build of llama-cpp-python segfaults when grpc was imported before llama_cpp and a
 model is then loaded (issue 23), so the order is pinned here, on the real entry, by the
@@ -14,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from evalctl.chat import CompletionRequest, Message
+from evalctl.config import load_settings
 from evalctl.lifecycle.manager import DaemonStartError, signal_name
+from evalctl.modelfiles.manifest import ResolvedModel, sha256_file
+from evalctl.providers.local import LocalProvider
+from evalctl.server.jsonlog import read_events
 from tests.local_helpers import make_manager, reap_daemons  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,3 +91,34 @@ def test_a_native_crash_at_start_is_named_with_its_logs(
     assert "SIGSEGV" in message and "native crash" in message
     assert str(mgr.paths.stderr) in message and str(mgr.paths.log) in message
     assert "status -11" not in message
+
+
+def test_a_start_failure_met_while_sizing_a_time_limit_is_reported_without_a_second_start(
+    reap_daemons: None,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # The runner asks for the measured speed before a case's clock starts, which starts the
+    # daemon; when that start fails, the case's first request reports the failure at once.
+    bogus = tmp_path / "broken.gguf"
+    bogus.write_bytes(b"GGUF" + b"\0" * 64)
+    sha = sha256_file(bogus)
+    provider = LocalProvider(
+        load_settings(env=os.environ),
+        ResolvedModel(name="broken", path=bogus, expected_sha256=None, entry=None),
+        sha,
+        n_threads=1,
+    )
+    try:
+        assert provider.measured_speed() is None
+        with pytest.raises(DaemonStartError) as info:
+            provider.complete(CompletionRequest(messages=[Message.user("hi")]), timeout=30)
+        assert "cannot load model" in str(info.value)
+        starts = [e for e in read_events(provider.manager.paths.log) if e["event"] == "starting"]
+        assert len(starts) == 1
+        # Once reported, the next request tries a fresh start again.
+        with pytest.raises(DaemonStartError):
+            provider.complete(CompletionRequest(messages=[Message.user("hi")]), timeout=30)
+        starts = [e for e in read_events(provider.manager.paths.log) if e["event"] == "starting"]
+        assert len(starts) == 2
+    finally:
+        provider.close()

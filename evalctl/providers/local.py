@@ -76,6 +76,9 @@ class LocalProvider:
         self._spec = spec
         self._threads: int | None = None
         self._status: DaemonStatus | None = None
+        # Why the daemon failed to start when `measured_speed` tried: the next request
+        # reports it instead of spending another start timeout on the same failure.
+        self._start_failure: EvalctlError | None = None
 
     # -- Provider protocol ------------------------------------------------------------
 
@@ -97,6 +100,9 @@ class LocalProvider:
         from evalctl.server import convert
 
         if self._pid is None or not self.manager.owner_alive(self._pid):
+            failure, self._start_failure = self._start_failure, None
+            if failure is not None:
+                raise failure
             # First request, or the daemon went away since the last one: (re)start it.
             self.manager.drop_client()
             self.ensure_running()
@@ -137,7 +143,8 @@ class LocalProvider:
                 status = self.ensure_running()
             else:
                 status = self.manager.status()
-        except EvalctlError:
+        except EvalctlError as exc:
+            self._start_failure = exc
             return None
         if status.gen_tokens_per_s <= 0:
             return None

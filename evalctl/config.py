@@ -117,6 +117,9 @@ class Settings(BaseModel):
     # local provider only a floor, raised to fit the measured speed (runner.timelimit).
     case_timeout_s: float = 120.0
     min_pass_rate: float = 0.5
+    # Samples per case `evalctl baseline` takes when it runs the cases itself and no
+    # --samples is given (docs/gating.md, "Sampled baselines"); 1: not sampled.
+    baseline_samples: int = Field(default=1, ge=1)
     # Plugin modules to load, from the directory holding evalctl.toml first, then sys.path.
     plugins: list[str] = Field(default_factory=list)
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)

@@ -367,6 +367,21 @@ def test_cli_resume_keeps_the_samples(echo_suite: Path, tmp_path: Path) -> None:
     assert [a["sampling"]["seed"] for a in shout["attempts"]] == [0, 1, 2]
 
 
+def test_cli_baseline_takes_its_samples_from_evalctl_toml(echo_suite: Path, tmp_path: Path) -> None:
+    (tmp_path / "evalctl.toml").write_text("baseline_samples = 2\n")
+    common = _cli_args(tmp_path, echo_suite)
+    b = tmp_path / "b.json"
+    done = echo_cli(tmp_path, "baseline", *common, "--out", str(b), "--min-pass-rate", "0")
+    assert done.returncode == 0, done.stderr
+    assert read_baseline(b).pass_counts["echo/hello"].runs == 2
+    # The flag wins; and --seed is refused, naming where the samples came from.
+    done = echo_cli(tmp_path, "baseline", *common, "--out", str(b), "--samples", "1")
+    assert done.returncode == 0, done.stderr
+    assert read_baseline(b).sampling == {}
+    refused = echo_cli(tmp_path, "baseline", *common, "--out", str(b), "--seed", "3")
+    assert refused.returncode == 2 and "baseline_samples" in refused.stderr
+
+
 @pytest.mark.parametrize(
     ("extra", "flag"),
     [(["--repeats", "2"], "--samples"), (["--seed", "4"], "--seed")],

@@ -149,7 +149,11 @@ def baseline(
             show_progress=not as_json,
         )
         request.temperature, request.seed = temperature, seed
-        options.apply_samples(request, samples, seed)
+        if samples is not None:
+            options.apply_samples(request, samples, seed)
+        else:
+            configured = settings.baseline_samples
+            options.apply_samples(request, configured, seed, "baseline_samples in evalctl.toml")
         from evalctl.runner.execute import execute_run
 
         outcome = execute_run(request, settings, options.environ())

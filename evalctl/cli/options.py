@@ -70,14 +70,17 @@ SAMPLES = typer.Option(
 )
 
 
-def apply_samples(request: RunRequest, samples: int | None, seed: int | None) -> None:
+def apply_samples(
+    request: RunRequest, samples: int | None, seed: int | None, source: str = "--samples"
+) -> None:
     """`--samples K` on a new run: K repeats, each a sample with its own seed. --seed would
-    pin every sample to one seed, so the two together are refused."""
+    pin every sample to one seed, so the two together are refused. `source` names where K
+    came from, for that refusal."""
     if samples is None or samples == 1:
         return
     if seed is not None:
         raise BadInputError(
-            "cannot be combined with --samples, which sends sample r seed r (0..K-1)",
+            f"cannot be combined with {source}, which sends sample r seed r (0..K-1)",
             field="--seed",
         )
     request.repeats = samples

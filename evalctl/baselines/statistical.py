@@ -80,30 +80,6 @@ def _describe(verdict: gatestats.CaseVerdict, suite: gatestats.SuiteVerdict) -> 
     )
 
 
-def _evidence(verdicts: gatestats.SuiteVerdict) -> Iterator[tuple[str, Evidence]]:
-    for v in verdicts.cases:
-        s = v.stratum
-        yield (
-            s.key,
-            Evidence(
-                baseline=(s.baseline_passes, s.baseline_n),
-                run=(s.run_passes, s.run_m),
-                p_value=v.p_value,
-                adjusted_p_value=v.adjusted_p_value,
-                change=v.change,
-                cause=v.cause,
-                text=_describe(v, verdicts),
-            ),
-        )
-
-
-def _check_counts(status: CheckStatus, counts: Counts | None) -> Counts | None:
-    """A check's counts, else its one status as one sample; None for n/a and error."""
-    if counts is not None:
-        return counts if counts[1] > 0 else None
-    return _ONE_SAMPLE.get(status)
-
-
 def _run_counts(case: CaseResult) -> Counts | None:
     """The case's scored attempts, else (a file without attempts) its status as one sample."""
     counts = case.pass_counts()
@@ -116,6 +92,13 @@ def _check_key(key: str, check: str) -> str:
     return f"{key}\0{check}"
 
 
+def _informative(before: Counts, after: Counts) -> bool:
+    """Whether the samples disagree (gatestats' `Stratum.informative`, without building one):
+    a stratum whose samples all agree enters no test and keeps its rate, so it is unchanged."""
+    passes, samples = before[0] + after[0], before[1] + after[1]
+    return 0 < passes < samples
+
+
 class StatisticalRule:
     """Gates a drop only when an exact test at `alpha` says it is more than noise."""
 
@@ -123,29 +106,42 @@ class StatisticalRule:
 
     def __init__(self, baseline: Baseline, run: RunResult, alpha: float = DEFAULT_ALPHA) -> None:
         self.alpha = alpha
-        self._evidence: dict[str, Evidence] = {}
         self.suites: dict[str, SuiteStats] = {}
+        # Only strata whose samples disagree go to gatestats (the rest are unchanged and
+        # enter no test either way): a 10,000-case run is mostly such cases and checks.
+        self._verdicts: dict[str, tuple[gatestats.CaseVerdict, gatestats.SuiteVerdict]] = {}
+        self._weighed: set[str] = set()
         case_strata: dict[str, list[gatestats.Stratum]] = defaultdict(list)
         check_strata: dict[str, list[gatestats.Stratum]] = defaultdict(list)
+        weighed_cases: dict[str, int] = defaultdict(int)
+        weighed_checks: dict[str, int] = defaultdict(int)
         for case in run.cases:
             expected = baseline.baselines.get(case.key)
-            before = self._case_counts(baseline, case.key, expected)
             after = _run_counts(case)
             if expected is None or after is None:
                 continue
             suite = _suite_of(case.key)
+            before = self._case_counts(baseline, case.key, expected)
             if before is not None:
-                case_strata[suite].append(gatestats.Stratum(case.key, *_flat(before, after)))
-            for stratum in self._check_strata(baseline, case):
-                check_strata[suite].append(stratum)
-        for suite in sorted(set(case_strata) | set(check_strata)):
+                self._weighed.add(case.key)
+                weighed_cases[suite] += 1
+                if _informative(before, after):
+                    case_strata[suite].append(gatestats.Stratum(case.key, *_flat(before, after)))
+            for name, check_before, check_after in self._check_counts(baseline, case):
+                weighed_checks[suite] += 1
+                if _informative(check_before, check_after):
+                    key = _check_key(case.key, name)
+                    check_strata[suite].append(
+                        gatestats.Stratum(key, *_flat(check_before, check_after))
+                    )
+        for suite in sorted(set(weighed_cases) | set(weighed_checks)):
             cases = gatestats.gate(case_strata[suite], alpha)
             checks = gatestats.gate(check_strata[suite], alpha, suite_level=False)
-            self._evidence.update(_evidence(cases))
-            self._evidence.update(_evidence(checks))
+            for verdicts in (cases, checks):
+                self._verdicts.update((v.stratum.key, (v, verdicts)) for v in verdicts.cases)
             self.suites[suite] = SuiteStats(
-                cases=len(cases.cases),
-                informative=sum(1 for v in cases.cases if v.stratum.informative),
+                cases=weighed_cases[suite],
+                informative=len(cases.cases),
                 case_alpha=cases.case_alpha,
                 tests=[
                     SuiteTestReport(
@@ -159,7 +155,7 @@ class StatisticalRule:
                     )
                     for t in cases.suite_tests
                 ],
-                checks=len(checks.cases),
+                checks=weighed_checks[suite],
                 check_alpha=checks.case_alpha,
             )
 
@@ -173,38 +169,51 @@ class StatisticalRule:
         return _ONE_SAMPLE.get(expected or "")
 
     @staticmethod
-    def _check_strata(baseline: Baseline, case: CaseResult) -> Iterator[gatestats.Stratum]:
+    def _check_counts(baseline: Baseline, case: CaseResult) -> Iterator[tuple[str, Counts, Counts]]:
+        """(name, baseline counts, run counts) of each check both sides can weigh: its
+        counts, else its status as one sample (n/a and error: none)."""
         counted = baseline.check_counts.get(case.key, {})
         statuses = baseline.checks.get(case.key, {})
+        now_counted = case.check_counts
         for check in case.checks:
-            was = counted.get(check.name)
-            before = (
-                was.as_tuple()
-                if was is not None
-                else _check_counts(statuses.get(check.name, "n/a"), None)
-            )
-            now = case.check_counts.get(check.name)
-            after = _check_counts(check.status, now.as_tuple() if now is not None else None)
-            if before is None or after is None:
-                continue
-            key = _check_key(case.key, check.name)
-            yield gatestats.Stratum(key, *_flat(before, after))
+            name = check.name
+            was = counted.get(name)
+            before = was.as_tuple() if was is not None else _ONE_SAMPLE.get(statuses.get(name, ""))
+            now = now_counted.get(name)
+            after = now.as_tuple() if now is not None else _ONE_SAMPLE.get(check.status)
+            if before is not None and after is not None:
+                yield name, before, after
 
     def case_change(
         self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
     ) -> GateChange:
-        found = self._evidence.get(case.key)
-        if found is None:
-            # Not weighed: an unscored case, or a flaky baseline without counts (never gates).
-            return classify(before, case.status, before_counts, case.pass_counts())
-        return found.change
+        found = self._verdicts.get(case.key)
+        if found is not None:
+            return found[0].change
+        if case.key in self._weighed:
+            return "unchanged"
+        # Not weighed: an unscored case, or a flaky baseline without counts (never gates).
+        return classify(before, case.status, before_counts, case.pass_counts())
 
     def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange:
-        found = self._evidence.get(_check_key(key, check.name))
-        return "unchanged" if found is None else found.change
+        found = self._verdicts.get(_check_key(key, check.name))
+        return "unchanged" if found is None else found[0].change
 
     def evidence(self, key: str, check: str | None = None) -> Evidence | None:
-        return self._evidence.get(key if check is None else _check_key(key, check))
+        found = self._verdicts.get(key if check is None else _check_key(key, check))
+        if found is None:
+            return None
+        verdict, suite = found
+        s = verdict.stratum
+        return Evidence(
+            baseline=(s.baseline_passes, s.baseline_n),
+            run=(s.run_passes, s.run_m),
+            p_value=verdict.p_value,
+            adjusted_p_value=verdict.adjusted_p_value,
+            change=verdict.change,
+            cause=verdict.cause,
+            text=_describe(verdict, suite),
+        )
 
 
 def _flat(before: Counts, after: Counts) -> tuple[int, int, int, int]:

@@ -9,6 +9,7 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -120,6 +121,11 @@ class Settings(BaseModel):
     # Samples per case `evalctl baseline` takes when it runs the cases itself and no
     # --samples is given (docs/gating.md, "Sampled baselines"); 1: not sampled.
     baseline_samples: int = Field(default=1, ge=1)
+    # How `evalctl compare` gates when no --gate / --alpha is given (docs/gating.md,
+    # "Gating with `compare`"): `strict` suits one machine and one build, where decoding is
+    # deterministic.
+    compare_gate: Literal["statistical", "strict"] = "statistical"
+    compare_alpha: float = Field(default=0.05, gt=0, lt=1)
     # Plugin modules to load, from the directory holding evalctl.toml first, then sys.path.
     plugins: list[str] = Field(default_factory=list)
     providers: ProviderDefaults = Field(default_factory=ProviderDefaults)

@@ -367,3 +367,24 @@ def test_suite_gate_is_recorded_by_the_runner_and_checked(echo_suite: Path, tmp_
 
 def _scripted(script: Path) -> ScriptedProvider:
     return ScriptedProvider(load_script(script))
+
+
+def test_evalctl_toml_sets_the_default_gate_and_alpha(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys = list(STABLE)
+    base, results = _write(
+        tmp_path, sampled(STABLE), f.run([ran(k, 0 if k == keys[0] else 1) for k in keys])
+    )
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evalctl.toml").write_text('compare_gate = "strict"\ncompare_alpha = 0.01\n')
+    data = json.loads(run_cli(capsys, "compare", base, results, "--json").out)
+    assert (data["gate"], data["exit_code"]) == ("strict", 1)
+    flag = json.loads(
+        run_cli(capsys, "compare", "--gate", "statistical", base, results, "--json").out
+    )
+    assert (flag["gate"], flag["alpha"], flag["exit_code"]) == ("statistical", 0.01, 0)
+
+    (tmp_path / "evalctl.toml").write_text('compare_gate = "lenient"\n')
+    refused = run_cli(capsys, "compare", base, results)
+    assert refused.code == 2 and "compare_gate" in refused.err

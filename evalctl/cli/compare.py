@@ -33,6 +33,7 @@ from evalctl.baselines.diff import RunDiff
 from evalctl.baselines.metrics import CostOf
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
 from evalctl.results.text import STATUS_STYLE, plural, visible_controls
 from evalctl.secrets import redact
@@ -364,12 +365,10 @@ def _step_summary(cmp: Comparison) -> None:
         ) from None
 
 
-def _pricer(provider: str, model: str) -> CostOf:
+def _pricer(provider: str, model: str, settings: Settings) -> CostOf:
     """Prices one sample's usage for the cost metric, from the price table in config."""
-    from evalctl.config import load_settings
     from evalctl.cost import estimate_run_cost
 
-    settings = load_settings()
     return lambda usage: estimate_run_cost(provider, model, usage, settings)
 
 
@@ -387,23 +386,26 @@ def compare(
         ),
     ] = False,
     gate: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--gate",
             metavar="RULE",
             help="How a baseline comparison decides each case: statistical (a drop gates "
             "only when an exact test at --alpha says it is not noise) or strict (any "
-            "pass -> fail gates).",
+            "pass -> fail gates). Default: compare_gate in evalctl.toml, else statistical.",
+            show_default=False,
         ),
-    ] = "statistical",
+    ] = None,
     alpha: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--alpha",
             help="The statistical gate's false-alarm rate: the chance, when nothing changed, "
-            "that anything is called a regression.",
+            "that anything is called a regression. Default: compare_alpha in evalctl.toml, "
+            "else 0.05.",
+            show_default=False,
         ),
-    ] = 0.05,
+    ] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
@@ -445,15 +447,22 @@ def compare(
     doc_a = load_document(first, skip_conversations=True)
     doc_b = load_document(second, skip_conversations=True)
     if doc_a.kind == "baseline":
+        settings = load_settings()
         baseline = baseline_from_document(doc_a)
         run = run_from_document(doc_b)
+        rule = rule_named(
+            gate or settings.compare_gate,
+            baseline,
+            run,
+            settings.compare_alpha if alpha is None else alpha,
+        )
         cmp = compare_baseline(
             baseline,
             run,
             results_path=doc_b.path,
             baseline_path=doc_a.path,
-            rule=rule_named(gate, baseline, run, alpha),
-            cost_of=_pricer(run.provider.name, run.provider.model),
+            rule=rule,
+            cost_of=_pricer(run.provider.name, run.provider.model, settings),
         )
         emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
         _step_summary(cmp)

@@ -154,10 +154,12 @@ def suite_metrics(
 
 def _scored_attempts(case: CaseResult) -> list[Attempt]:
     scored = [a for a in case.attempts if a.status in ("pass", "fail")]
-    # A file from before attempts were kept: the case itself is its one sample.
     if scored:
         return scored
-    return [Attempt(status="pass", latency_ms=case.latency_ms, usage=case.usage)]
+    # A file from before attempts were kept: the case itself is its one sample (only its
+    # latency and usage are read).
+    status = "pass" if case.status == "pass" else "fail"
+    return [Attempt(status=status, latency_ms=case.latency_ms, usage=case.usage)]
 
 
 def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple[Baseline, int]:

@@ -130,7 +130,10 @@ def test_one_stable_case_flipping_among_many_is_within_noise_and_listed() -> Non
     assert noise.key == keys[3] and noise.reason == "5/5 -> 0/1, p = 0.17"
     assert noise.baseline_rate is not None and noise.baseline_rate.passed == K
     assert "1 within noise" in cmp.counts_line()
-    assert "### Changed, within noise (not gating)" in comparison_markdown(cmp)
+    summary = comparison_markdown(cmp)
+    assert "### Changed, within noise (not gating)" in summary
+    # `>` is escaped, so the cell renders as written.
+    assert f"| {keys[3]} | answer | pass → fail (5/5 -&gt; 0/1, p = 0.17) |" in summary
     # The original rule fails the same run.
     strict = compare_baseline(sampled(STABLE), run, rule=STRICT)
     assert strict.exit_code == ExitCode.GATE_FAILED

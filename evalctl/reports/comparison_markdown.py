@@ -24,9 +24,11 @@ def _case_rows(changes: list[CaseChange]) -> list[str]:
             rows.append(
                 f"| {cell(c.key)} | - | {c.baseline} → {c.current} | - | - | {cell(detail)} |"
             )
-        for f in c.failures:
+        for i, f in enumerate(c.failures):
+            # The rates and the evidence (statistical gate, flaky baseline) once per case.
+            why = f" ({cell(c.reason)})" if c.reason and i == 0 else ""
             rows.append(
-                f"| {cell(c.key)} | {cell(f.name)} | {c.baseline} → {c.current} | "
+                f"| {cell(c.key)} | {cell(f.name)} | {c.baseline} → {c.current}{why} | "
                 f"{cell(f.expected)} | {cell(f.actual)} | {cell(f.reason)} |"
             )
     return rows

@@ -16,6 +16,7 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError, ExitCode
 from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.reports.comparison_markdown import comparison_markdown
+from evalctl.reports.run_page import run_page
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     Attempt,
@@ -291,6 +292,7 @@ def test_the_platform_line_appears_exactly_when_platforms_differ(
     assert cmp.platform_line == "platform differs: cpu_features: AVX,AVX2 -> none"
     assert cmp.exit_code == ExitCode.OK  # a note, never a verdict
     assert compare_baseline(sampled(STABLE, platform=_platform("SSE3")), run).platform_line is None
+    assert "platform differs: cpu_features: AVX,AVX2 -&gt; none" in run_page(run, cmp)
     assert compare_baseline(sampled(STABLE), run).platform_line is None  # not recorded
 
     summary = tmp_path / "summary.md"
@@ -333,6 +335,8 @@ def test_metric_gates_only_where_a_suite_asked() -> None:
     assert reported["n"]["tokens_out"].run == 20.0 and reported["n"]["tokens_out"].limit is None
     assert reported["g"]["latency_p50"].run == 100.0 and reported["g"]["cost"].run is None
 
+    page = run_page(run, cmp)
+    assert "Suite metrics" in page and "gates above 12.5" in page
     # Within the tolerance: 12 <= 10 * 1.25.
     run = f.run([ran(k, 1, output_tokens=12) for k in counts])
     run.settings.gates = {"g": SuiteGate(tokens_out=0.25)}

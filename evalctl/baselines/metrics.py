@@ -29,6 +29,7 @@ from evalctl.baselines.model import Baseline, SuiteMetrics
 from evalctl.chat import Usage
 from evalctl.results.models import CaseResult, RunResult, SuiteGate
 from evalctl.results.summary import percentile
+from evalctl.results.text import plural
 
 # A price for one sample's usage; None where the provider is not billed.
 CostOf = Callable[[Usage], float | None]
@@ -37,19 +38,55 @@ SCORED = ("pass", "fail")
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: its `SuiteGate` key, its `SuiteMetrics` list, and how it is computed."""
+    """One metric: its `SuiteGate` key, its `SuiteMetrics` list, how every renderer labels
+    it and formats its figures."""
 
     name: str
     baseline_field: str
-    unit: str
+    label: str
+    figure: str
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("tokens_out", "output_tokens", "tokens"),
-    Metric("latency_p50", "latency_p50_ms", "ms"),
-    Metric("latency_p95", "latency_p95_ms", "ms"),
-    Metric("cost", "cost_usd", "USD"),
+    Metric("tokens_out", "output_tokens", "output tokens / case", "{:.1f}"),
+    Metric("latency_p50", "latency_p50_ms", "latency p50", "{:.0f} ms"),
+    Metric("latency_p95", "latency_p95_ms", "latency p95", "{:.0f} ms"),
+    Metric("cost", "cost_usd", "cost", "${:.4f}"),
 )
+_BY_NAME = {m.name: m for m in METRICS}
+
+
+def metric_label(name: str) -> str:
+    """`output tokens / case`, `latency p95`, ..."""
+    return _BY_NAME[name].label
+
+
+def metric_value(name: str, value: float | None) -> str:
+    """A metric's figure as every renderer shows it: `12.5`, `840 ms`, `$0.0123`, or `-`."""
+    return "-" if value is None else _BY_NAME[name].figure.format(value)
+
+
+def baseline_figure(report: MetricReport) -> str:
+    """The baseline's side of a metric: `12.0 ± 1.5 (5 samples)`, and its limit if it gates."""
+    if report.baseline_mean is None:
+        return "-"
+    text = metric_value(report.metric, report.baseline_mean)
+    if report.baseline_sd:
+        text += f" ± {metric_value(report.metric, report.baseline_sd)}"
+    text += f" ({plural(report.baseline_samples, 'sample')})"
+    if report.limit is not None:
+        text += f"; gates above {metric_value(report.metric, report.limit)}"
+    return text
+
+
+def reported(metrics: dict[str, list[MetricReport]]) -> list[tuple[str, MetricReport]]:
+    """(suite, report) for every metric either side measured, for the renderers' tables."""
+    return [
+        (suite, r)
+        for suite, reports in metrics.items()
+        for r in reports
+        if r.run is not None or r.baseline_mean is not None
+    ]
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,18 @@ from evalctl.baselines.comparison import (
     UnscoredCase,
 )
 from evalctl.baselines.diff import RunDiff
-from evalctl.baselines.metrics import CostOf
+from evalctl.baselines.metrics import (
+    CostOf,
+    baseline_figure,
+    metric_label,
+    metric_value,
+    reported,
+)
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
-from evalctl.results.text import STATUS_STYLE, plural, visible_controls
+from evalctl.results.text import STATUS_STYLE, visible_controls
 from evalctl.secrets import redact
 
 # Rows shown per section unless --all: a 10,000-case run with 1,000 regressions must still
@@ -129,41 +135,18 @@ def _check_table(title: str, changes: list[CheckChange]) -> Table:
     return table
 
 
-# How each metric is shown: its label and its figures' format.
-_METRIC_FORMATS = {
-    "tokens_out": ("output tokens / case", "{:.1f}"),
-    "latency_p50": ("latency p50", "{:.0f} ms"),
-    "latency_p95": ("latency p95", "{:.0f} ms"),
-    "cost": ("cost", "${:.4f}"),
-}
-
-
-def metric_value(metric: str, value: float | None) -> str:
-    """A metric's figure as every renderer shows it: `12.5`, `840 ms`, `$0.0123`, or `-`."""
-    return "-" if value is None else _METRIC_FORMATS[metric][1].format(value)
-
-
 def _metric_table(title: str, changes: list[MetricChange]) -> Table:
     table = _table(title, "suite", "metric", "now", "limit", "baseline")
     for c in changes:
+        spread = f" ± {metric_value(c.metric, c.baseline_sd)}" if c.baseline_sd else ""
         table.add_row(
             escape(c.key),
-            _METRIC_FORMATS[c.metric][0],
+            metric_label(c.metric),
             metric_value(c.metric, c.run),
             metric_value(c.metric, c.limit),
-            _baseline_figure(c.metric, c.baseline_mean, c.baseline_sd, None)
-            + f", tolerance {c.tolerance:.0%}",
+            f"{metric_value(c.metric, c.baseline_mean)}{spread}, tolerance {c.tolerance:.0%}",
         )
     return table
-
-
-def _baseline_figure(metric: str, mean: float | None, sd: float | None, n: int | None) -> str:
-    if mean is None:
-        return "-"
-    text = metric_value(metric, mean)
-    if sd:
-        text += f" ± {metric_value(metric, sd)}"
-    return text if n is None else f"{text} ({plural(n, 'sample')})"
 
 
 def _metrics_table(metrics: dict[str, list[MetricReport]]) -> Table:
@@ -171,18 +154,13 @@ def _metrics_table(metrics: dict[str, list[MetricReport]]) -> Table:
     table = _table(
         "Suite metrics (now vs baseline mean ± sd)", "suite", "metric", "now", "baseline"
     )
-    for suite, reports in metrics.items():
-        for r in reports:
-            if r.run is None and r.baseline_mean is None:
-                continue
-            baseline = _baseline_figure(
-                r.metric, r.baseline_mean, r.baseline_sd, r.baseline_samples
-            )
-            if r.limit is not None:
-                baseline += f"; gates above {metric_value(r.metric, r.limit)}"
-            table.add_row(
-                escape(suite), _METRIC_FORMATS[r.metric][0], metric_value(r.metric, r.run), baseline
-            )
+    for suite, r in reported(metrics):
+        table.add_row(
+            escape(suite),
+            metric_label(r.metric),
+            metric_value(r.metric, r.run),
+            baseline_figure(r),
+        )
     return table
 
 
@@ -214,9 +192,7 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
         stdout.print(f"[yellow]{escape(cmp.platform_line)}[/]", soft_wrap=True)
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
-    if any(
-        r.run is not None or r.baseline_mean is not None for rs in cmp.metrics.values() for r in rs
-    ):
+    if reported(cmp.metrics):
         stdout.print(_metrics_table(cmp.metrics))
     for category in CATEGORIES:
         entries = cmp.entries(category)

@@ -13,6 +13,7 @@ from evalctl.baselines.comparison import (
     UnscoredCase,
     label,
 )
+from evalctl.baselines.metrics import metric_label, metric_value
 from evalctl.reports.markdown import cell
 
 
@@ -44,15 +45,14 @@ def _check_rows(changes: list[CheckChange]) -> list[str]:
 
 
 def _metric_rows(changes: list[MetricChange]) -> list[str]:
-    rows = [
-        "| suite | metric | now | limit | baseline mean ± sd | tolerance |",
-        "|---|---|---|---|---|---|",
-    ]
-    rows += [
-        f"| {cell(c.key)} | {c.metric} | {c.run:.4g} | {c.limit:.4g} | "
-        f"{c.baseline_mean:.4g} ± {c.baseline_sd:.2g} | {c.tolerance:.0%} |"
-        for c in changes
-    ]
+    rows = ["| suite | metric | now | limit | baseline | tolerance |", "|---|---|---|---|---|---|"]
+    for c in changes:
+        spread = f" ± {metric_value(c.metric, c.baseline_sd)}" if c.baseline_sd else ""
+        rows.append(
+            f"| {cell(c.key)} | {metric_label(c.metric)} | {metric_value(c.metric, c.run)} | "
+            f"{metric_value(c.metric, c.limit)} | "
+            f"{cell(metric_value(c.metric, c.baseline_mean) + spread)} | {c.tolerance:.0%} |"
+        )
     return rows
 
 

@@ -24,6 +24,7 @@ from evalctl.baselines.comparison import (
     UnscoredCase,
     label,
 )
+from evalctl.baselines.metrics import baseline_figure, metric_label, metric_value, reported
 from evalctl.chat import Message
 from evalctl.reports.histogram import histogram
 from evalctl.reports.kit.card import STATUS_COLOURS, badge, card
@@ -250,18 +251,35 @@ def _check_change_rows(changes: list[CheckChange]) -> tuple[list[str], list[list
 
 
 def _metric_change_rows(changes: list[MetricChange]) -> tuple[list[str], list[list[Cell]]]:
+    rows: list[list[Cell]] = []
+    for c in changes:
+        spread = f" ± {metric_value(c.metric, c.baseline_sd)}" if c.baseline_sd else ""
+        rows.append(
+            [
+                c.key,
+                metric_label(c.metric),
+                metric_value(c.metric, c.run),
+                metric_value(c.metric, c.limit),
+                metric_value(c.metric, c.baseline_mean) + spread,
+                f"{c.tolerance:.0%}",
+            ]
+        )
+    return ["suite", "metric", "now", "limit", "baseline", "tolerance"], rows
+
+
+def _metrics(cmp: Comparison) -> ET.Element | None:
+    """Every suite's metrics beside the baseline's, gating or not."""
     rows: list[list[Cell]] = [
-        [
-            c.key,
-            c.metric,
-            f"{c.run:.4g}",
-            f"{c.limit:.4g}",
-            f"{c.baseline_mean:.4g} ± {c.baseline_sd:.2g}",
-            f"{c.tolerance:.0%}",
-        ]
-        for c in changes
+        [suite, metric_label(r.metric), metric_value(r.metric, r.run), baseline_figure(r)]
+        for suite, r in reported(cmp.metrics)
     ]
-    return ["suite", "metric", "now", "limit", "baseline mean ± sd", "tolerance"], rows
+    if not rows:
+        return None
+    return el(
+        "div",
+        el("h3", "Suite metrics (now vs baseline mean ± sd)"),
+        table(["suite", "metric", "now", "baseline"], rows),
+    )
 
 
 def _rows(category: Category, entries: list[object]) -> tuple[list[str], list[list[Cell]]]:
@@ -309,6 +327,7 @@ def _comparison(cmp: Comparison) -> ET.Element:
     if cmp.platform_line:
         parts.append(el("p", cmp.platform_line, class_="warn"))
     parts += [el("p", f"warning: {w}", class_="warn") for w in cmp.warnings]
+    parts.append(_metrics(cmp))
     for category in CATEGORIES:
         entries = cmp.entries(category)
         if not (category.listed and entries):

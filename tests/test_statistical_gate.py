@@ -131,6 +131,7 @@ def test_one_stable_case_flipping_among_many_is_within_noise_and_listed() -> Non
     assert noise.key == keys[3] and noise.reason == "5/5 -> 0/1, p = 0.17"
     assert noise.baseline_rate is not None and noise.baseline_rate.passed == K
     assert "1 within noise" in cmp.counts_line()
+    assert not any("one sample per case" in w for w in cmp.warnings)  # it is sampled
     summary = comparison_markdown(cmp)
     assert "### Changed, within noise (not gating)" in summary
     # `>` is escaped, so the cell renders as written.
@@ -213,7 +214,9 @@ def test_version_1_and_2_baselines_still_compare(tmp_path: Path) -> None:
     same = f.run([ran(k, 1) for k in keys])
     assert compare_baseline(v1, same).exit_code == ExitCode.OK
     one_flip = f.run([ran(k, 0 if k == keys[0] else 1) for k in keys])
-    assert [c.key for c in compare_baseline(v1, one_flip).within_noise] == [keys[0]]
+    flipped = compare_baseline(v1, one_flip)
+    assert [c.key for c in flipped.within_noise] == [keys[0]]
+    assert any("one sample per case" in w for w in flipped.warnings)
     # Every case failing: eight flips of probability 1/2 each, p = 1/256.
     all_fail = f.run([ran(k, 0) for k in keys])
     assert sorted(r.key for r in compare_baseline(v1, all_fail).regressions) == keys

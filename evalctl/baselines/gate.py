@@ -179,6 +179,13 @@ def compare_baseline(
             cmp.unscored.append(_unscored(case, in_baseline=False))
         else:
             cmp.new.append(NewCase(key=key, status=case.status))
+    if (cmp.within_noise or cmp.check_within_noise) and not baseline.pass_counts:
+        # Said where it bites: against one sample, the drops above can never gate alone.
+        cmp.warnings.append(
+            "the baseline holds one sample per case: a single case or check that fails is "
+            "within noise on its own, and a suite fails only when several of its cases fail "
+            "together; re-record it with `evalctl baseline --samples 5` (docs/gating.md)"
+        )
     return cmp
 
 

@@ -142,6 +142,15 @@ def test_one_stable_case_flipping_among_many_is_within_noise_and_listed() -> Non
     assert [r.key for r in strict.regressions] == [keys[3]]
 
 
+def test_an_improvement_carries_both_rates_and_no_p_value() -> None:
+    cmp = compare_baseline(
+        sampled({"s/a": (0, K), "s/b": (K, K)}), f.run([ran("s/a", 1), ran("s/b", 1)])
+    )
+    assert cmp.exit_code == ExitCode.OK
+    (better,) = cmp.improvements
+    assert (better.key, better.reason) == ("s/a", "0/5 -> 1/1")
+
+
 def test_repeats_make_one_case_significant_on_its_own() -> None:
     # 5/5 -> 0/10: Fisher p = 1/C(15,5), far under alpha even after Holm.
     keys = list(STABLE)

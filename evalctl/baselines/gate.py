@@ -13,19 +13,21 @@ so a rule that weighs the whole suite does that work before it is asked about ea
 Beside the rule: the platform line (what differs between the baseline's platform and the
 run's) and the suite metrics, which gate only where a suite asked (`baselines.metrics`).
 
-Check level (a baseline of schema version 2 records each check's outcome): inside a case
-that failed in the baseline and fails now, a check that went pass -> fail is a *check
-regression* and gates like a case regression; fail -> pass is a *check improvement*. A case
-that regressed or improved as a whole lists its checks in its own entry instead. Checks of a
-flaky case (either side) are not compared: they come from one repeat of a noisy case, and
-the case's pass rate already judges it. Inside a case that passes on both sides (an `assert`
-case with a threshold below 1 tolerates some failed checks), a check that went pass -> fail
-is listed as a *check regression inside a passing case*: a note, not gating, since the
-suite's author declared that verdict by the threshold. `n/a` (nothing to test) is neither
-outcome: a change to or from n/a is not a regression.
+Check level, strict rule (a baseline of schema version 2 records each check's outcome):
+inside a case that failed in the baseline and fails now, a check that went pass -> fail is
+a *check regression* and gates like a case regression; fail -> pass is a *check
+improvement*. A case that regressed or improved as a whole lists its checks in its own
+entry instead. Checks of a flaky case (either side) are not compared: they come from one
+repeat of a noisy case, and the case's pass rate already judges it. Inside a case that
+passes on both sides (an `assert` case with a threshold below 1 tolerates some failed
+checks), a check that went pass -> fail is listed as a *check regression inside a passing
+case*: a note, not gating, since the suite's author declared that verdict by the threshold.
+`n/a` (nothing to test) is neither outcome: a change to or from n/a is not a regression.
 
 Under the statistical rule a check is weighed like a case (its counts, else its status as
-one sample), and a check drop within noise is listed apart, wherever its case stands.
+one sample) inside any case whose own rate held, flaky ones included: a check regression
+there gates (but inside a case passing on both sides is still a note), and a drop within
+noise is listed apart.
 
 Exit code: 1 on any regression (case, check or metric) or orphaned case, else 3 when a case
 could not be scored, else 0.

@@ -64,6 +64,8 @@ def _rates(s: gatestats.Stratum) -> str:
 
 
 def _describe(verdict: gatestats.CaseVerdict, suite: gatestats.SuiteVerdict) -> str:
+    if verdict.change == "improvement":
+        return _rates(verdict.stratum)  # a rise is not tested: a drop's p-value means nothing
     text = f"{_rates(verdict.stratum)}, p = {_p(verdict.p_value)}"
     if verdict.change != "regression":
         return text

@@ -204,6 +204,23 @@ def test_a_check_drop_is_weighed_like_a_case() -> None:
     assert "its own test" in (worse.evidence or "")
 
 
+def test_a_check_broken_across_many_cases_is_caught_with_one_run_sample() -> None:
+    # Twelve cases that fail either way; the `format` check of each passed all 5 samples.
+    keys = [f"s/c{i:02d}" for i in range(12)]
+    checks = {"format": (K, K), "content": (0, K)}
+    baseline = sampled(dict.fromkeys(keys, (0, K)), checks=dict.fromkeys(keys, checks))
+    run = f.run([ran(k, 0, checks={"format": "fail", "content": "fail"}) for k in keys])
+    cmp = compare_baseline(baseline, run)
+    assert cmp.exit_code == ExitCode.GATE_FAILED and cmp.regressions == []
+    assert sorted((c.key, c.check) for c in cmp.check_regressions) == [(k, "format") for k in keys]
+    assert "clean-baseline check flips test" in (cmp.check_regressions[0].evidence or "")
+    (test,) = cmp.suites["s"].check_tests
+    assert test.name == "clean_baseline_check_flips" and test.fired
+    # One such case alone is a 1-in-6 event: within noise.
+    one = f.run([ran(k, 0, checks={"format": "fail" if k == keys[0] else "pass"}) for k in keys])
+    assert [c.key for c in compare_baseline(baseline, one).check_within_noise] == [keys[0]]
+
+
 # ------------------------------------------------------------------ older baselines
 
 

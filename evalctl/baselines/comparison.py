@@ -155,8 +155,11 @@ class SuiteStats(BaseModel):
     # The per-case family's share of alpha after the split (0: it could not fire).
     case_alpha: float
     tests: list[SuiteTestReport] = []
+    # The same for the checks: how many were weighed, the per-check family's share, and the
+    # suite's check test (each case's checks as one unit).
     checks: int = 0
     check_alpha: float = 0.0
+    check_tests: list[SuiteTestReport] = []
 
 
 class NewCase(BaseModel):

@@ -7,8 +7,9 @@ a sampled baseline) against the run's (`CaseResult.pass_counts()`). A baseline w
 counts (schema 1 and 2, or one not sampled) counts as one sample: pass 1/1, fail 0/1; a
 flaky case without counts cannot be weighed and stays on `baselines.changes` (it never
 gates). Each check is a stratum of its own: `check_counts` where both sides have them, else
-the check's status as one sample, gated with `suite_level=False` (the checks of one case are
-not independent, which the suite tests' exact nulls need; gatestats says more).
+the check's status as one sample, gated with `gatestats.gate_checks`: the checks of one case
+are not independent, so the suite's check test takes each case's checks as one unit
+(gatestats says more).
 
 Everything is decided when the rule is built, since the multiplicity control and the suite
 tests weigh the whole suite at once; `case_change` and `check_change` then look up the
@@ -34,6 +35,7 @@ _ONE_SAMPLE: dict[str, Counts] = {"pass": (1, 1), "fail": (0, 1)}
 _TEST_NAMES = {
     gatestats.STRATIFIED: "stratified McNemar",
     gatestats.FLIPS: "clean-baseline flips",
+    gatestats.CHECK_FLIPS: "clean-baseline check flips",
 }
 
 
@@ -94,6 +96,18 @@ def _check_key(key: str, check: str) -> str:
     return f"{key}\0{check}"
 
 
+def _report(test: gatestats.SuiteTest) -> SuiteTestReport:
+    return SuiteTestReport(
+        name=test.name,
+        statistic=test.statistic,
+        expected=round(test.expected, 6),
+        p_value=test.p_value,
+        alpha=test.alpha,
+        fired=test.fired,
+        strata=test.strata,
+    )
+
+
 def _informative(before: Counts, after: Counts) -> bool:
     """Whether the samples disagree (gatestats' `Stratum.informative`, without building one):
     a stratum whose samples all agree enters no test and keeps its rate, so it is unchanged."""
@@ -114,7 +128,8 @@ class StatisticalRule:
         self._verdicts: dict[str, tuple[gatestats.CaseVerdict, gatestats.SuiteVerdict]] = {}
         self._weighed: set[str] = set()
         case_strata: dict[str, list[gatestats.Stratum]] = defaultdict(list)
-        check_strata: dict[str, list[gatestats.Stratum]] = defaultdict(list)
+        # Per suite, per case: the checks of one case are one unit of the suite's check test.
+        check_strata: dict[str, dict[str, list[gatestats.Stratum]]] = defaultdict(dict)
         weighed_cases: dict[str, int] = defaultdict(int)
         weighed_checks: dict[str, int] = defaultdict(int)
         for case in run.cases:
@@ -133,32 +148,22 @@ class StatisticalRule:
                 weighed_checks[suite] += 1
                 if _informative(check_before, check_after):
                     key = _check_key(case.key, name)
-                    check_strata[suite].append(
+                    check_strata[suite].setdefault(case.key, []).append(
                         gatestats.Stratum(key, *_flat(check_before, check_after))
                     )
         for suite in sorted(set(weighed_cases) | set(weighed_checks)):
             cases = gatestats.gate(case_strata[suite], alpha)
-            checks = gatestats.gate(check_strata[suite], alpha, suite_level=False)
+            checks = gatestats.gate_checks(list(check_strata[suite].values()), alpha)
             for verdicts in (cases, checks):
                 self._verdicts.update((v.stratum.key, (v, verdicts)) for v in verdicts.cases)
             self.suites[suite] = SuiteStats(
                 cases=weighed_cases[suite],
                 informative=len(cases.cases),
                 case_alpha=cases.case_alpha,
-                tests=[
-                    SuiteTestReport(
-                        name=t.name,
-                        statistic=t.statistic,
-                        expected=round(t.expected, 6),
-                        p_value=t.p_value,
-                        alpha=t.alpha,
-                        fired=t.fired,
-                        strata=t.strata,
-                    )
-                    for t in cases.suite_tests
-                ],
+                tests=[_report(t) for t in cases.suite_tests],
                 checks=weighed_checks[suite],
                 check_alpha=checks.case_alpha,
+                check_tests=[_report(t) for t in checks.suite_tests],
             )
 
     @staticmethod

@@ -5,6 +5,10 @@ answer): the same question to the same judge gets the stored verdict back, and a
 one of them asks again. Only real verdicts are stored, never a judge that failed to answer.
 One JSON file per judgement (`ab/abcdef....json`), written atomically; a file that does not
 parse is treated as absent. The directory is private (0700): answers may be confidential.
+
+Runs sharing one home may judge the same question at once. `put` holds the cache's lock
+(`judge-cache/.lock`) and re-reads the entry under it: the first verdict stored stays, so every
+later run reads the same one, and no writer replaces a file another is reading.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalctl import flock
 from evalctl.chat import Usage
 from evalctl.config import ensure_private_dir, private_home_for
 from evalctl.judge.prompt import PROMPT_VERSION, Verdict
 from evalctl.results.io import write_text_atomic
 
 CACHE_DIR = "judge-cache"
+LOCK = ".lock"
 
 
 class CachedJudgement(BaseModel):
@@ -62,8 +68,12 @@ class JudgeCache:
     def get(self, key: str) -> CachedJudgement | None:
         if not self.enabled:
             return None
+        return self._read(self._path(key))
+
+    @staticmethod
+    def _read(path: Path) -> CachedJudgement | None:
         try:
-            return CachedJudgement.model_validate_json(self._path(key).read_text("utf-8"))
+            return CachedJudgement.model_validate_json(path.read_text("utf-8"))
         except (OSError, ValueError, ValidationError):
             return None
 
@@ -73,4 +83,7 @@ class JudgeCache:
         path = self._path(key)
         ensure_private_dir(self.directory)
         ensure_private_dir(path.parent)
-        write_text_atomic(path, judgement.model_dump_json(indent=2) + "\n")
+        with flock.held(self.directory / LOCK):
+            if self._read(path) is not None:
+                return  # another run stored this judgement first: keep one answer
+            write_text_atomic(path, judgement.model_dump_json(indent=2) + "\n")

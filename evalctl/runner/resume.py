@@ -16,7 +16,6 @@ reporting another model, or suite files that changed since.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -258,20 +257,5 @@ def _versions_of(versions: dict[str, str]) -> str:
 
 
 def repair_journal(path: Path) -> None:
-    """Cut a last line left half-written by a kill, so new lines start on a line of their own.
-
-    (`Journal.read` skips such a line anyway; appending after it would glue the next case
-    onto it and lose that case too.)
-    """
-    try:
-        with path.open("rb+") as fh:
-            data = fh.read()
-            if not data or data.endswith(b"\n"):
-                return
-            fh.truncate(data.rfind(b"\n") + 1)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except FileNotFoundError:
-        return
-    except IsADirectoryError:
-        raise BadInputError("is a directory, expected the run's journal", file=str(path)) from None
+    """Cut a last line left half-written by a kill (under the journal's lock: `Journal.repair`)."""
+    Journal(path).repair()

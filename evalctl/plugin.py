@@ -130,6 +130,19 @@ ResourceOpener = Callable[[Settings, Suite], Any]
 ExtensionType = Literal["kind", "tool", "check", "resource", "setting", "provider"]
 
 
+# What plugin code may raise that must become a message naming the plugin: any Exception,
+# and `SystemExit` (a `sys.exit()` in a plugin would otherwise end evalctl with the plugin's
+# code). Not KeyboardInterrupt: Ctrl-C stays an interrupt.
+PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
+
+
+def failure_text(exc: BaseException) -> str:
+    """One line for what plugin (or tool) code raised."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where a plugin came from: `builtin`, `entry point` or `evalctl.toml`, and its name
@@ -256,6 +269,11 @@ class Registry:
     def find(self, type_: ExtensionType, name: str) -> Extension | None:
         return self._items.get((type_, name))
 
+    def origin_of(self, type_: ExtensionType, name: str) -> Origin | None:
+        """The plugin that registered `name` (`str()` of it names the plugin), else None."""
+        entry = self._items.get((type_, name))
+        return None if entry is None else entry.origin
+
     def kind(self, name: str) -> SuiteKind | None:
         value: SuiteKind | None = self._resolve("kind", name)
         return value
@@ -310,10 +328,10 @@ class Registry:
             if not _has_shape(value, shape):
                 try:
                     value = value()
-                except Exception as exc:  # a plugin's factory may raise anything
+                except PLUGIN_FAILURES as exc:  # a plugin's factory may raise anything
                     raise BadInputError(
                         f"{entry.origin}: {type_} {name!r} could not be created: "
-                        f"{type(exc).__name__}: {exc}"
+                        f"{failure_text(exc)}"
                     ) from None
                 if not _has_shape(value, shape):
                     raise BadInputError(

@@ -5,7 +5,9 @@ the built-in suites, the judge), then installed packages' entry points in the
 `evalctl.plugins` group, then the `plugins` of `evalctl.toml` (handed over by
 `configure(settings)`). Nothing is imported until something asks the registry, so commands
 that need no suite (and `evalctl --help`) never load a plugin. A plugin that fails to import
-or to register is a `BadInputError` naming it: exit 2, no traceback.
+or to register is a `BadInputError` naming it: exit 2, no traceback. That includes one that
+calls `sys.exit()` while it is imported or registers: `SystemExit` would otherwise end evalctl
+with the plugin's code (0 included), silently and with no results.
 
 The built-ins are imported through `evalctl.builtin_plugins`, the one module that names them;
 third-party plugins are imported by name. Lookups by the runner and the case loader go
@@ -26,7 +28,15 @@ from typing import Any
 from evalctl.builtin_plugins import BUILTIN_PLUGINS
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.plugin import ENTRY_POINT_GROUP, Check, Origin, PluginSetting, Registry
+from evalctl.plugin import (
+    ENTRY_POINT_GROUP,
+    PLUGIN_FAILURES,
+    Check,
+    Origin,
+    PluginSetting,
+    Registry,
+    failure_text,
+)
 from evalctl.providers.registry import ProviderSpec, use_registered
 from evalctl.providers.registry import register as register_builtin_providers
 from evalctl.scoring.declared import CheckTypes
@@ -132,6 +142,12 @@ def get_check(name: str) -> Check[Any] | None:
     return registry().check(name)
 
 
+def check_origin(name: str) -> Origin | None:
+    """The plugin that registered the assertion type `name` (for naming it when the check
+    fails), else None."""
+    return registry().origin_of("check", name)
+
+
 def check_types() -> CheckTypes:
     """The registered assertion types, for the suite loader's parsing of `[[case.assert]]`."""
     return CheckTypes(lookup=get_check, names=check_names)
@@ -191,10 +207,10 @@ def _load_entry_points(reg: Registry, loaded: list[LoadedPlugin]) -> None:
         origin = Origin("entry point", dist)
         try:
             obj = ep.load()
-        except Exception as exc:  # a plugin's import may raise anything
+        except PLUGIN_FAILURES as exc:  # a plugin's import may raise anything
             raise BadInputError(
                 f"{origin}: entry point {ep.name} = {ep.value!r} cannot be loaded: "
-                f"{type(exc).__name__}: {exc}",
+                f"{failure_text(exc)}",
                 hint="fix or uninstall that package",
             ) from None
         _register(reg, origin, obj, ep.value, loaded)
@@ -219,7 +235,7 @@ def _load_configured(reg: Registry, target: str, project_dir: Path, config_file:
             file=str(config_file),
             field="plugins",
         ) from None
-    except Exception as exc:  # a plugin's import may raise anything
+    except PLUGIN_FAILURES as exc:  # a plugin's import may raise anything
         raise _config_error(config_file, origin, exc) from None
     try:
         _register(reg, origin, obj, target, _state.loaded)
@@ -229,7 +245,7 @@ def _load_configured(reg: Registry, target: str, project_dir: Path, config_file:
 
 def _config_error(config_file: Path, origin: Origin, exc: BaseException) -> BadInputError:
     return BadInputError(
-        f"{origin} cannot be imported: {type(exc).__name__}: {exc}",
+        f"{origin} cannot be imported: {failure_text(exc)}",
         file=str(config_file),
         field="plugins",
     )
@@ -246,8 +262,8 @@ def _register(
         register(reg)
     except BadInputError:
         raise
-    except Exception as exc:  # a plugin's register() may raise anything
-        raise BadInputError(f"{origin}: register() failed: {type(exc).__name__}: {exc}") from None
+    except PLUGIN_FAILURES as exc:  # a plugin's register() may raise anything
+        raise BadInputError(f"{origin}: register() failed: {failure_text(exc)}") from None
     finally:
         reg.current = Origin("builtin", "evalctl")
     loaded.append(LoadedPlugin(origin, target))

@@ -193,6 +193,12 @@ def test_without_the_plugin_the_suite_is_refused_naming_the_known_kinds(
             "def register(registry):\n    registry.add_kind('asset-triage', lambda: None)\n",
             "already registered by plugin 'evalctl.suites.asset_triage' (builtin)",
         ),
+        # sys.exit() in a plugin ended evalctl with that code (0: no output, no results).
+        ("import sys\nsys.exit(0)\n", "cannot be imported: it called sys.exit(0)"),
+        (
+            "def register(registry):\n    raise SystemExit(5)\n",
+            "register() failed: it called sys.exit(5)",
+        ),
     ],
 )
 def test_a_broken_evalctl_toml_plugin_is_a_bad_input_error_naming_it(
@@ -226,6 +232,23 @@ def test_a_broken_entry_point_names_its_distribution(tmp_path: Path, evalctl_hom
     assert proc.returncode == 2
     assert "plugin 'evalctl-ping' (entry point)" in proc.stderr
     assert "no_such_function" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_factory_that_exits_is_named_when_used() -> None:
+    reg = plugin_loader.registry()
+
+    def make() -> Any:
+        raise SystemExit(0)
+
+    reg.add_kind("quitter", make)
+    with pytest.raises(BadInputError, match=r"kind 'quitter' could not be created: .*sys.exit"):
+        reg.kind("quitter")
+
+
+def test_the_registry_tells_which_plugin_registered_a_check() -> None:
+    origin = plugin_loader.check_origin("regex")
+    assert origin is not None and origin.source == "builtin"
+    assert plugin_loader.check_origin("no-such-check") is None
 
 
 def test_a_factory_that_returns_the_wrong_thing_is_named_when_used() -> None:

@@ -6,11 +6,11 @@ answer, else its one fenced block, else the object or array embedded in prose.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, json_equal, outcome, value_at
 from evalctl.json_schema import schema_problem
 from evalctl.results.models import CheckResult
@@ -73,11 +73,9 @@ class JsonFieldParams(Params):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression: {exc}") from None
+        problem = None if pattern is None else patterns.compile_problem(pattern)
+        if problem:
+            raise ValueError(problem)
         return pattern
 
     @model_validator(mode="after")
@@ -110,7 +108,7 @@ class JsonFieldParams(Params):
         if self.regex is not None:
             if not isinstance(value, str):
                 return False, f"expected a string to match, got {type(value).__name__}"
-            ok = re.search(self.regex, value) is not None
+            ok = patterns.search(self.regex, value)
             return ok, f"/{self.regex}/ does not match {value!r}"
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False, f"expected a number, got {type(value).__name__}"
@@ -140,7 +138,13 @@ class JsonField:
             return outcome(
                 self.type_name, False, expected, None, f"no field at path {params.path!r}"
             )
-        passed, why = params.judge(value)
+        try:
+            passed, why = params.judge(value)
+        except patterns.PatternTimeoutError as exc:
+            return CheckResult(
+                name=self.type_name, status="error", expected=expected, actual=value,
+                message=str(exc),
+            )  # fmt: skip
         return outcome(self.type_name, passed, expected, value, why)
 
 

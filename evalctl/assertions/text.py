@@ -6,13 +6,13 @@ name says it is about.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import field_validator
 
+from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, outcome
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext
@@ -42,10 +42,9 @@ class RegexParams(Params):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression: {exc}") from None
+        problem = patterns.compile_problem(pattern)
+        if problem:
+            raise ValueError(problem)
         return pattern
 
 
@@ -65,7 +64,11 @@ class TextCheck(Generic[P]):
         return f"{self.type_name}:{_short(self.about(params))}"
 
     def evaluate(self, params: P, ctx: ScoringContext) -> CheckResult:
-        return outcome(self.type_name, *self.test(params, ctx.answer.text))
+        try:
+            return outcome(self.type_name, *self.test(params, ctx.answer.text))
+        except patterns.PatternTimeoutError as exc:
+            # No verdict was reached: the pattern is at fault, not the answer.
+            return CheckResult(name=self.type_name, status="error", message=str(exc))
 
 
 def _equals(params: ValueParams, answer: str) -> Verdict:
@@ -95,9 +98,8 @@ def _not_contains(params: NotContainsParams, answer: str) -> Verdict:
 
 
 def _regex(params: RegexParams, answer: str) -> Verdict:
-    """`pattern` matches somewhere in the answer (Python `re.search`)."""
-    flags = re.IGNORECASE if params.ignore_case else 0
-    found = re.search(params.pattern, answer, flags) is not None
+    """`pattern` matches somewhere in the answer (`re.search` syntax, under a time limit)."""
+    found = patterns.search(params.pattern, answer, ignore_case=params.ignore_case)
     return found, params.pattern, answer, f"/{params.pattern}/ does not match the answer"
 
 

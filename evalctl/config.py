@@ -13,10 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from evalctl import userfiles
+from evalctl import secrets, userfiles
 from evalctl.errors import BadInputError, InfraError
 
 CONFIG_FILE = "evalctl.toml"
+# 1 MB: far above any useful tool result, far below what would strain memory or the results.
+DEFAULT_TOOL_OUTPUT_LIMIT = 1_000_000
 
 
 class ProviderDefaults(BaseModel):
@@ -133,6 +135,12 @@ class Settings(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     gate: GateSettings = Field(default_factory=GateSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    # Environment variables whose values are redacted from every file written and every
+    # line printed, beyond those whose names look secret (evalctl.secrets).
+    redact_env: list[str] = Field(default_factory=list)
+    # The most a tool may return (command stdout, a python tool's JSON), in bytes, unless its
+    # declaration sets `max_output_bytes`; past it the call is a tool error.
+    tool_output_limit: int = Field(default=DEFAULT_TOOL_OUTPUT_LIMIT, ge=1)
 
     @property
     def config_file(self) -> Path | None:
@@ -172,6 +180,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         raise BadInputError(err["msg"], file=str(path), field=field) from None
     if path.is_file():
         settings._config_file = path
+    secrets.configure(settings.redact_env)
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
     if env.get("EVALCTL_LOCAL_MODEL"):

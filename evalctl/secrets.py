@@ -1,27 +1,38 @@
-"""Redaction of API keys from any text that may leave the process.
+"""Redaction of secrets from any text that may leave the process.
 
-Keys come from the environment (the variables in `SECRET_ENV_VARS`); their exact values are
-replaced wherever they appear. As a second line of defence, strings shaped like Anthropic,
-OpenAI or Google API keys are replaced too, so a key that reached us some other way (a gateway
-echoing a header, a key from another shell) is still caught.
+Secrets come from the environment: every variable whose NAME looks secret (it contains
+TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, in any case: `GITHUB_TOKEN`,
+`AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`), plus the names listed in `redact_env` in
+`evalctl.toml` (`configure`). Their exact values are replaced wherever they appear, also in
+the escaped forms JSON and HTML give them. As a second line of defence, strings shaped like
+Anthropic, OpenAI or Google API keys are replaced too, so a key that reached us some other way
+(a gateway echoing a header, a key from another shell) is still caught.
 
 Apply `redact()` to every string that is written or printed: provider error messages (done in
-the providers), runner error strings, results/journal/repro files, `--json` output and logs
-(`RedactingFilter`).
+the providers), runner error strings, results/journal/repro files (`results.io` writes every
+file through one function that redacts), `--json` output and logs (`RedactingFilter`).
 """
 
 from __future__ import annotations
 
+import html
+import json
 import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# The provider keys: what a provider keeps of its environment for its own redaction.
 SECRET_ENV_VARS = ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY")
 
-# Values shorter than this are not redacted by value: replacing every "a" or "x" in a text
-# would destroy it while protecting nothing (no real key is that short). Pattern-based
+# A variable whose name contains one of these words (any case) holds a secret.
+# (Not AUTH: it would take GIT_AUTHOR_NAME, and a name is no secret.)
+SECRET_NAME_WORDS = ("TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL")
+_SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
+
+# Values shorter than this are not redacted by value: replacing every "1" or "yes" in a text
+# would destroy it while protecting nothing (no real secret is that short). Pattern-based
 # redaction below still applies.
 MIN_SECRET_LEN = 6
 
@@ -32,6 +43,24 @@ _KEY_PATTERNS = (
     re.compile(r"sk-[A-Za-z0-9_\-]{20,}"),
     re.compile(r"AIza[0-9A-Za-z_\-]{35}"),
 )
+
+# Names from `redact_env` in evalctl.toml, set by `configure` whenever settings are loaded.
+_configured: tuple[str, ...] = ()
+
+
+def configure(names: Iterable[str]) -> None:
+    """Redact the values of these variables too (`redact_env`), whatever their names."""
+    global _configured
+    _configured = tuple(names)
+
+
+def configured_names() -> tuple[str, ...]:
+    return _configured
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable's name says it holds a secret (`GITHUB_TOKEN`, `DB_PASSWORD`)."""
+    return _SECRET_NAME.search(name) is not None or name in _configured
 
 
 def _mask(name: str) -> str:
@@ -46,25 +75,60 @@ def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for source in (env or {}, os.environ):
-        for var in SECRET_ENV_VARS:
-            value = source.get(var, "").strip()
+        for var, raw in source.items():
+            if not looks_secret(var):
+                continue
+            value = raw.strip()
             if len(value) >= MIN_SECRET_LEN and value not in found:
                 found[value] = var
     return found
+
+
+def _forms(value: str) -> set[str]:
+    # A value inside a JSON string or an HTML page is written escaped: "a\"b", "a&amp;b".
+    return {
+        value,
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        html.escape(value),
+        html.escape(value, quote=False),
+    }
+
+
+def _masks(env: Mapping[str, str] | None, extra: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(text to replace, the variable it came from), longest first."""
+    key = (tuple((env or {}).items()), tuple(os.environ.items()), _configured, extra)
+    cached = _masks_cache.get(key)
+    if cached is not None:
+        return cached
+    values = secret_values(env)
+    for value in extra:
+        if len(value) >= MIN_SECRET_LEN:
+            values.setdefault(value, "SECRET")
+    masks: dict[str, str] = {}
+    for value, name in values.items():
+        for form in _forms(value):
+            masks.setdefault(form, name)
+    # Longest first, so a key that contains another key is masked whole.
+    found = sorted(masks.items(), key=lambda item: len(item[0]), reverse=True)
+    # redact() runs on every string of every document written: the environment is read
+    # once per change of it, not once per string. A few entries cover a process's life.
+    if len(_masks_cache) > 16:
+        _masks_cache.clear()
+    _masks_cache[key] = found
+    return found
+
+
+_masks_cache: dict[Any, list[tuple[str, str]]] = {}
 
 
 def redact(text: str, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
     """Replace every known secret value (and anything shaped like a key) in `text`."""
     if not text:
         return text
-    values = secret_values(env)
-    for value in extra:
-        if len(value) >= MIN_SECRET_LEN:
-            values.setdefault(value, "SECRET")
-    # Longest first, so a key that contains another key is masked whole.
-    for value in sorted(values, key=len, reverse=True):
+    for value, name in _masks(env, tuple(extra)):
         if value in text:
-            text = text.replace(value, _mask(values[value]))
+            text = text.replace(value, _mask(name))
     for pattern in _KEY_PATTERNS:
         text = pattern.sub(_mask("API_KEY"), text)
     return text

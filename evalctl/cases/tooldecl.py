@@ -3,12 +3,13 @@ Python function. Only the shape lives here; `evalctl.tools.declared` runs them."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
 BACKENDS = ("fixture", "command", "python")
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class ToolDecl(BaseModel):
@@ -27,6 +28,11 @@ class ToolDecl(BaseModel):
     python: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
     # Past this, a command is killed (a python function abandoned) and the model gets a tool error.
     timeout_s: float = Field(default=10.0, gt=0, le=600)
+    # Environment variables a command or python tool sees beyond the allowlist
+    # (evalctl.tools.environment): a tool gets no API key or token it does not name here.
+    env: list[EnvName] = Field(default_factory=list)
+    # The most the tool may return, in bytes; default `tool_output_limit` in evalctl.toml.
+    max_output_bytes: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _one_backend(self) -> ToolDecl:
@@ -38,6 +44,8 @@ class ToolDecl(BaseModel):
             raise ValueError("a fixture-backed tool needs `key`: the argument that picks the entry")
         if self.fixture is None and self.key is not None:
             raise ValueError("`key` applies only to a fixture-backed tool")
+        if self.fixture is not None and self.env:
+            raise ValueError("`env` applies only to a command or python tool")
         return self
 
     @property

@@ -83,7 +83,7 @@ def test_json_is_stable_and_ends_with_newline(tmp_path: Path) -> None:
     second = _write_sample(tmp_path).read_text()
     assert first == second
     assert first.endswith("}\n")
-    assert first.startswith('{\n  "schema_version": 2,\n  "kind": "run",')
+    assert first.startswith('{\n  "schema_version": 3,\n  "kind": "run",')
 
 
 def test_atomic_write_leaves_no_temp_files_and_keeps_mode(tmp_path: Path) -> None:
@@ -198,11 +198,11 @@ def test_unknown_document(tmp_path: Path) -> None:
 
 def test_unknown_schema_version_names_supported_versions(tmp_path: Path) -> None:
     data = _dump(tmp_path)
-    data["schema_version"] = 3
+    data["schema_version"] = 4
     err = _bad(f.write_json(tmp_path / "r.json", data))
     assert err.field == "schema_version"
-    assert "unsupported schema_version 3" in err.message
-    assert "reads version 1, 2" in err.message
+    assert "unsupported schema_version 4" in err.message
+    assert "reads version 1, 2, 3" in err.message
     assert err.hint is not None and "newer evalctl" in err.hint
 
 
@@ -266,3 +266,18 @@ def test_more_problems_are_counted(tmp_path: Path) -> None:
     data["cases"][1]["status"] = 2
     err = _bad(f.write_json(tmp_path / "r.json", data))
     assert "1 more problem in this file" in err.message
+
+
+def test_a_version_2_file_still_reads(tmp_path: Path) -> None:
+    # Version 2 had none of the platform, sampling or gates; a file without them reads with
+    # them empty.
+    data = _dump(tmp_path)
+    data["schema_version"] = 2
+    data["settings"].pop("sampling", None)
+    data["settings"].pop("gates", None)
+    data.pop("platform", None)
+    run = read_run(f.write_json(tmp_path / "v2.json", data))
+    assert run.schema_version == 2
+    assert run.settings.gates == {}
+    assert run.platform is None
+    assert [c.key for c in run.cases] == [c["key"] for c in data["cases"]]

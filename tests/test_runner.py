@@ -61,7 +61,7 @@ def test_scripted_run_passes_and_records_tool_calls(echo_suite: Path, tmp_path: 
     assert shout.first_try
     assert result.summary.passed == 2
     on_disk = json.loads((out / "results.json").read_text())
-    assert on_disk["schema_version"] == 2
+    assert on_disk["schema_version"] == 3
     assert on_disk["cases"][1]["tool_calls"][0]["data"] == {"length": 2}
     assert (out / "results.toml").is_file()
     assert len(Journal(out / "journal.jsonl").read()) == 2

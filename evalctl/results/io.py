@@ -36,7 +36,7 @@ from evalctl.secrets import redact
 RESULTS_JSON = "results.json"
 RESULTS_TOML = "results.toml"
 # Version 1 (before check statuses and transcripts) still reads: see results.models.
-SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (1, RUN_SCHEMA_VERSION)
+SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (1, 2, RUN_SCHEMA_VERSION)
 
 # Errors that mean the path given names the wrong thing (a directory where a file goes, a
 # path through a file): bad input. Permissions, read-only mounts and full disks are the

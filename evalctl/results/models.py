@@ -22,8 +22,12 @@ from evalctl.results.platform import Platform
 # crash-test results are still at version 1.
 SCHEMA_VERSION: Final = 1
 # Run results. Version 2 added check statuses (`n/a`), the case input and the transcript;
-# version 1 files still read (a check's `passed` becomes its status).
-RUN_SCHEMA_VERSION: Final = 2
+# version 1 files still read (a check's `passed` becomes its status). Version 3 added what a
+# run's replies depended on and what a gate weighs: the platform, the sampling sent (per suite,
+# case and attempt), per-check pass counts over repeats and the suites' metric gates; versions
+# 1 and 2 still read (those fields empty), and an older evalctl refuses a version 3 file by
+# its version, not by an unknown key.
+RUN_SCHEMA_VERSION: Final = 3
 
 CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
 # `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
@@ -342,7 +346,7 @@ class Summary(_Strict):
 
 
 class RunResult(_Strict):
-    schema_version: Literal[1, 2] = RUN_SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = RUN_SCHEMA_VERSION
     kind: Literal["run"] = "run"
     run_id: str
     started_at: str

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import html
+import json
 import logging
 import random
+from pathlib import Path
 
 import pytest
 
 from evalctl.chat import Message, ToolResult
+from evalctl.cli.crashlog import save_traceback
+from evalctl.config import load_settings
 from evalctl.errors import ProviderError
 from evalctl.fakes.llm_server import FakeLLMServer, Step
 from evalctl.retry import RetryPolicy
@@ -114,3 +119,55 @@ def test_a_run_with_a_known_key_leaves_no_trace(
     captured = capsys.readouterr()
     for text in [*texts, captured.out, captured.err, caplog.text]:
         assert key not in text
+
+
+def test_every_variable_whose_name_looks_secret_is_redacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "planted-gh-value")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "planted-aws-value")
+    monkeypatch.setenv("db_password", "planted-db-value")
+    monkeypatch.setenv("SERVICE_CREDENTIALS", "planted-cred-value")
+    monkeypatch.setenv("SHORT_TOKEN", "1")
+    monkeypatch.setenv("BUILD_NUMBER", "planted-not-secret")
+    text = redact("planted-gh-value planted-aws-value planted-db-value planted-cred-value 1")
+    assert text == (
+        "[REDACTED:GITHUB_TOKEN] [REDACTED:AWS_SECRET_ACCESS_KEY] [REDACTED:db_password] "
+        "[REDACTED:SERVICE_CREDENTIALS] 1"
+    )
+    assert redact("planted-not-secret") == "planted-not-secret"
+
+
+def test_redact_env_in_evalctl_toml_adds_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_HOOK_URL", "https://hooks.example/planted")
+    assert redact("to https://hooks.example/planted") == "to https://hooks.example/planted"
+    (tmp_path / "evalctl.toml").write_text('redact_env = ["DEPLOY_HOOK_URL"]\n')
+    try:
+        load_settings(tmp_path)
+        assert redact("to https://hooks.example/planted") == "to [REDACTED:DEPLOY_HOOK_URL]"
+    finally:
+        load_settings(tmp_path / "elsewhere")
+    assert "planted" in redact("to https://hooks.example/planted")
+
+
+def test_a_secret_is_redacted_in_its_json_and_html_escaped_forms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("API_TOKEN", 'quote"and<angle>&amp')
+    document = json.dumps({"echo": 'quote"and<angle>&amp'})
+    assert "angle" not in redact(document)
+    assert "angle" not in redact(html.escape('quote"and<angle>&amp'))
+
+
+def test_the_internal_error_log_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "planted-in-a-traceback")
+    try:
+        raise RuntimeError("boom with planted-in-a-traceback")
+    except RuntimeError as exc:
+        saved = save_traceback(exc)
+    assert saved is not None
+    text = Path(saved).read_text()
+    assert "boom with [REDACTED:GITHUB_TOKEN]" in text
+    assert "planted-in-a-traceback" not in text

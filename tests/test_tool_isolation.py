@@ -78,6 +78,8 @@ def test_planted_secrets_reach_no_file_and_no_stream(
     for name, value in PLANTED.items():
         monkeypatch.setenv(name, value)
     (tmp_path / "evalctl.toml").write_text('redact_env = ["DEPLOY_HOOK_URL"]\n')
+    step_summary = evalctl_home / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     (tmp_path / "leaky.toml").write_text(textwrap.dedent(SUITE))
     (tmp_path / "replies.toml").write_text(REPLIES)
     ran = evalctl(
@@ -116,6 +118,7 @@ def test_planted_secrets_reach_no_file_and_no_stream(
         "junit.xml",
         "summary.md",
         "report.html",
+        "step-summary.md",
     }
     streams = ran.stdout + ran.stderr + report.stdout + report.stderr
     for value in PLANTED.values():

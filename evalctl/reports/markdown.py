@@ -18,6 +18,7 @@ from evalctl.reports.write import write_report
 from evalctl.results.models import RunResult
 from evalctl.results.summary import SCORED
 from evalctl.results.text import pass_rate, percent, plural, visible_controls
+from evalctl.secrets import redact
 
 _CELL_LIMIT = 160
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
@@ -148,7 +149,8 @@ def write_markdown(run: RunResult, path: Path, env: Mapping[str, str]) -> str:
     if step_summary:
         try:
             with open(step_summary, "a", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+                # Not through results.io (an append, not a replace): redacted here instead.
+                fh.write(redact(text) + "\n")
         except OSError as exc:
             raise BadInputError(
                 f"cannot append the summary: {exc.strerror}",

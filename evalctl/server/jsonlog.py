@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from evalctl.secrets import redact
+
 
 class JsonLog:
     def __init__(self, path: Path | None):
@@ -35,7 +37,8 @@ class JsonLog:
             "event": event,
             **fields,
         }
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        # Appended, not written through results.io: redacted here like every other file.
+        line = redact(json.dumps(record, ensure_ascii=False, default=str))
         with self._lock:
             self._fh.write(line + "\n")
 

@@ -300,12 +300,54 @@ def load_all(paths: list[Path] | None, cases_dir: Path) -> list[Suite]:
     """Every suite of the given files and directories (default: `cases_dir`); suite names
     must be unique among them."""
     suites = [load_suite(p) for p in discover(paths, cases_dir)]
-    names = [s.name for s in suites]
-    for name in set(names):
-        if names.count(name) > 1:
-            files = ", ".join(str(s.path) for s in suites if s.name == name)
-            raise BadInputError(f"suite name {name!r} is used by several files: {files}")
+    clashes = name_clashes(suites)
+    if clashes:
+        raise clashes[0]
     return suites
+
+
+def tool_exec_refusals(suites: list[Suite]) -> list[BadInputError]:
+    """Under `--no-tools-exec` (`EVALCTL_NO_TOOLS_EXEC=1`): one error per declared tool that
+    would run code (a `command` or `python` tool), naming its file and tool. Fixture tools and
+    the tools of installed plugins stay allowed: they run no code from the suite's files."""
+    errors = []
+    for suite in suites:
+        for index, decl in enumerate(suite.table.tool, start=1):
+            if decl.backend in ("command", "python"):
+                errors.append(
+                    BadInputError(
+                        f"tool {decl.name!r} is a {decl.backend} tool, which runs code, and "
+                        "tools may not run code here (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
+                        file=str(suite.path),
+                        field=f"suite.tool[{index}].{decl.backend}",
+                        hint="see docs/security.md: run such suites only where running the "
+                        "pull request's code is safe",
+                    )
+                )
+    return errors
+
+
+def refuse_tool_exec(suites: list[Suite]) -> None:
+    """Raise the `tool_exec_refusals` of `suites`, if any (exit 2)."""
+    errors = tool_exec_refusals(suites)
+    if errors:
+        raise errors[0] if len(errors) == 1 else SuiteErrors(errors)
+
+
+def name_clashes(suites: list[Suite]) -> list[BadInputError]:
+    """One error per suite name used by several of `suites` (`run` and `validate` alike)."""
+    names = [s.name for s in suites]
+    errors = []
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        files = [str(s.path) for s in suites if s.name == name]
+        errors.append(
+            BadInputError(
+                f"suite name {name!r} is used by several files: {', '.join(files)}",
+                file=files[-1],
+                field="suite.name",
+            )
+        )
+    return errors
 
 
 def select(

@@ -81,7 +81,7 @@ class AssertionSpec(BaseModel):
     type: str
     params: BaseModel
     name: str
-    weight: float = 1.0
+    weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
 
 
 class Case(BaseModel):

@@ -95,6 +95,7 @@ def baseline(
     temperature: Annotated[float | None, options.TEMPERATURE] = None,
     seed: Annotated[int | None, options.SEED] = None,
     samples: Annotated[int | None, options.SAMPLES] = None,
+    no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
@@ -106,6 +107,8 @@ def baseline(
     Skipped cases are left out. A --suite/--case run replaces only the entries it selected.
 
     --temperature and --seed apply to the run it starts (not with --from).
+
+    --no-tools-exec refuses suites whose tools run code (docs/security.md).
 
     --samples K runs every case K times, sample r with seed r (a greedy suite at a low
     temperature), and stores per case and per check how many samples passed. With --from it
@@ -149,6 +152,7 @@ def baseline(
             show_progress=not as_json,
         )
         request.temperature, request.seed = temperature, seed
+        request.tools_exec = not no_tools_exec
         if samples is not None:
             options.apply_samples(request, samples, seed)
         else:

@@ -9,7 +9,14 @@ import typer
 from pydantic import BaseModel
 from rich.table import Table
 
-from evalctl.cases.loader import SuiteErrors, discover, load_suite, load_suites
+from evalctl.cases.loader import (
+    SuiteErrors,
+    discover,
+    load_suite,
+    load_suites,
+    name_clashes,
+    tool_exec_refusals,
+)
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
@@ -103,10 +110,14 @@ def validate(
         ),
     ] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Validate suite files strictly: everything `run` would check, files and modules they
-    name included. Exit 2 listing every problem (file, case id, field) in every file."""
+    name included. Exit 2 listing every problem (file, case id, field) in every file.
+
+    Runs none of the suites' code: a python tool's module is read, never imported. With
+    --no-tools-exec, command and python tools are problems too, as `run --no-tools-exec` says."""
     settings = options.settings_from_env()
     files = discover(_paths(paths, cases), settings.cases_dir)
     suites, problems = [], []
@@ -117,6 +128,9 @@ def validate(
             problems.extend(exc.errors)
         except BadInputError as exc:
             problems.append(exc)
+    problems.extend(name_clashes(suites))  # as `run` refuses them
+    if no_tools_exec:
+        problems.extend(tool_exec_refusals(suites))
     if problems:
         raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
     if script is not None:

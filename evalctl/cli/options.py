@@ -50,6 +50,12 @@ CASES_PATH = typer.Option(
     "--cases", help="Suite files or directories (default: the cases/ directory)."
 )
 JSON = typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+# For suites from untrusted sources (docs/security.md).
+NO_TOOLS_EXEC = typer.Option(
+    "--no-tools-exec",
+    envvar="EVALCTL_NO_TOOLS_EXEC",
+    help="Refuse (exit 2) suites that declare command or python tools, which run code.",
+)
 # Sampling overrides for every suite and case (docs/writing-suites.md, "Sampling").
 TEMPERATURE = typer.Option(
     "--temperature",

@@ -165,6 +165,7 @@ def run(
     temperature: Annotated[float | None, options.TEMPERATURE] = None,
     seed: Annotated[int | None, options.SEED] = None,
     samples: Annotated[int | None, options.SAMPLES] = None,
+    no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -179,6 +180,7 @@ def run(
     --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
     --temperature and --seed override every suite's and case's sampling.
     --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
+    --no-tools-exec refuses suites whose tools run code (docs/security.md).
     """
     from evalctl.sharding import parse_shard
 
@@ -234,6 +236,7 @@ def run(
     _restart_settings(request, resume, restart_per_case, cooldown)
     _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache
+    request.tools_exec = not no_tools_exec
     if request.provider == "all":
         return _run_all_providers(
             request, as_json, exclusive=(resume, shard_spec, junit, markdown, restart_per_case)

@@ -38,6 +38,8 @@ class RunRequest:
     # --temperature and --seed: override every suite's and case's own (None: not given).
     temperature: float | None = None
     seed: int | None = None
+    # `--no-tools-exec`: refuse suites declaring command or python tools (docs/security.md).
+    tools_exec: bool = True
 
 
 @dataclass

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import Any
 
 from evalctl import __version__
-from evalctl.cases.loader import load_all, select
+from evalctl.cases.loader import load_all, refuse_tool_exec, select
 from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.config import Settings
@@ -138,6 +138,8 @@ def execute_run(
     narrowed_to = request.suites or ([] if request.paths else settings.default_suites)
     everything = load_all(request.paths, settings.cases_dir)
     suites = select(everything, suite_names=narrowed_to, case_glob=request.case_glob)
+    if not request.tools_exec:
+        refuse_tool_exec(suites)  # before anything runs: exit 2 naming each file and tool
     if not suites:
         raise EvalctlError(
             "no cases matched",

@@ -8,6 +8,7 @@ check's parameters, validated by its `params_model`. The checks are looked up th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +72,13 @@ def parse_assertion(
         return None, [(".type", f"unknown assertion type {type_name!r} (known: {known})")]
     problems: list[Problem] = []
     weight = data.pop("weight", 1.0)
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
-        problems.append((".weight", "must be a number above 0"))
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, int | float)
+        or not math.isfinite(weight)  # TOML has nan and inf; a share of nan is no share
+        or weight <= 0
+    ):
+        problems.append((".weight", "must be a finite number above 0"))
     # Types with a `name` parameter of their own take the check's name as `check_name`.
     name_key = "check_name" if "name" in check.params_model.model_fields else "name"
     name = data.pop(name_key, None)

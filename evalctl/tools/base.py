@@ -12,6 +12,13 @@ from evalctl.cases.schema import Case
 from evalctl.chat import ToolCall, ToolDef, ToolResult
 from evalctl.config import Settings
 from evalctl.results.models import ToolCallRecord
+from evalctl.userfiles import MAX_NESTING
+
+# A record sits some 20 levels into a results file (run, case, attempt, tool call, field):
+# what a tool call records nests at most this much of its own, so every results file,
+# journal and baseline evalctl writes can be read back (userfiles.MAX_NESTING).
+RECORD_NESTING = MAX_NESTING - 20
+CUT = f"<cut: nested more than {RECORD_NESTING} levels deep>"
 
 
 class ToolInputError(Exception):
@@ -77,15 +84,30 @@ class ToolSpy:
             ToolCallRecord(
                 turn=turn,
                 name=call.name,
-                arguments=call.arguments,
-                normalized_arguments=output.normalized_arguments if output else None,
+                arguments=capped(call.arguments),
+                normalized_arguments=capped(output.normalized_arguments) if output else None,
                 result=content,
-                data=output.data if output else {},
+                data=capped(output.data) if output else {},
                 is_error=is_error,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
             )
         )
         return ToolResult(tool_call_id=call.id, name=call.name, content=content, is_error=is_error)
+
+
+def capped(value: Any, limit: int = RECORD_NESTING) -> Any:
+    """`value` with whatever lies deeper than `limit` levels replaced by the `CUT` marker:
+    the model's arguments and a plugin tool's data are recorded as they came, and a value
+    nested past what the readers accept would make the whole results file unreadable."""
+    if limit <= 0 and isinstance(value, dict | list | tuple):
+        return CUT
+    if isinstance(value, dict):
+        return {k: capped(v, limit - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [capped(v, limit - 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(capped(v, limit - 1) for v in value)
+    return value
 
 
 def to_json(value: Any) -> str:

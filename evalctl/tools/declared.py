@@ -108,10 +108,73 @@ def declared_tool_problems(decl: ToolDecl, suite_dir: Path) -> list[tuple[str, s
                 ("key", f"{decl.key!r} is not one of the tool's parameters (known: {known})")
             )
     if decl.command is not None:
-        problems.extend(("command", m) for m in command_problems(decl.command, suite_dir))
+        # The program only: which arguments name files is decided here, conservatively.
+        problems.extend(("command", m) for m in command_problems(decl.command[:1], suite_dir))
+        problems.extend(("command", m) for m in command_file_problems(decl.command, suite_dir))
     if decl.python is not None:
         try:
             resolve_function(decl.python, suite_dir)
         except ValueError as exc:
             problems.append(("python", str(exc)))
     return problems
+
+
+# Programs whose first plain argument is the script they run (`python3 tools/x.py`).
+_INTERPRETERS = frozenset(
+    ("python", "python3", "sh", "bash", "zsh", "dash", "node", "deno", "bun", "ruby", "perl",
+     "php", "lua", "Rscript", "tclsh", "pwsh")
+)  # fmt: skip
+# After one of these an interpreter runs code given inline (`sh -c '...'`), or a module.
+_INLINE_FLAGS = frozenset(("-c", "-e", "-m", "--eval", "-E", "--command"))
+# Arguments ending so are taken for scripts wherever they appear. Not data suffixes: a
+# `.json` argument may be a file the command writes.
+_FILE_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".ts", ".rb", ".pl", ".php", ".lua", ".r", ".R")
+
+
+def _interpreter(program: str) -> bool:
+    name = Path(program).name
+    # python3.12, node18: the version does not change what the arguments mean
+    return name in _INTERPRETERS or name.rstrip("0123456789.") in _INTERPRETERS
+
+
+def _plausible_path(arg: str) -> bool:
+    """A relative file path and nothing else: no spaces or newlines (a script given inline),
+    no scheme (a URL), not an option, not absolute (checked where it runs, not guessed)."""
+    return (
+        bool(arg)
+        and not any(c.isspace() for c in arg)
+        and "://" not in arg
+        and not arg.startswith(("-", "/", "~", "$"))
+        and not any(c in arg for c in "<>|;&*?'\"`=")
+    )
+
+
+def command_file_problems(command: list[str], suite_dir: Path) -> list[str]:
+    """Files a command names that are missing from the suite's directory. Conservative: an
+    argument is taken for a file only when it looks like a relative path and is either an
+    interpreter's script (its first plain argument, unless `-c`/`-e`/`-m` gave the code
+    inline) or ends in a script suffix. A false alarm would refuse a good suite;
+    a miss only becomes a tool error at run time."""
+    named: list[str] = []
+    interpreter = _interpreter(command[0])
+    script_seen = False
+    for index, arg in enumerate(command[1:], start=1):
+        if interpreter and not script_seen:
+            if arg in _INLINE_FLAGS:
+                break  # the code is inline; what follows are its arguments
+            if arg.startswith("-"):
+                continue
+            script_seen = True
+            if _plausible_path(arg) and ("/" in arg or arg.endswith(_FILE_SUFFIXES)):
+                named.append(arg)
+            continue
+        previous = command[index - 1]
+        if previous in _INLINE_FLAGS:
+            continue
+        if _plausible_path(arg) and arg.endswith(_FILE_SUFFIXES):
+            named.append(arg)
+    return [
+        f"file not found: {arg} (resolved against {suite_dir})"
+        for arg in named
+        if not (suite_dir / arg).exists()
+    ]

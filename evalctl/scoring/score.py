@@ -8,11 +8,19 @@
 
 Two declared checks with one name are told apart as `name #2`. The case's status from these
 is `evalctl.scoring.verdict`.
+
+A plugin's check (any check evalctl does not ship) runs on a thread of its own under the case's
+deadline: one that raises, or that does not finish in time, ends in `error` naming its plugin,
+and the run goes on. Python cannot stop a thread, so a stuck one stays (idle to the run) until
+evalctl exits.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evalctl.json_schema import validation_errors
@@ -24,6 +32,77 @@ OUTPUT_SCHEMA_CHECK = "output_schema"
 
 # A check by its type name (the process's registry: evalctl.plugin_loader.get_check).
 CheckLookup = Callable[[str], "Check[Any] | None"]
+# The plugin that registered an assertion type, by type name; None for evalctl's own.
+PluginOf = Callable[[str], "str | None"]
+# A plugin's check gets at least this long (or the case's whole limit, if shorter), even when
+# the answer came at the deadline: an answer that arrived in time must not fail for want of it.
+PLUGIN_CHECK_FLOOR_S = 10.0
+# Without a case deadline (scoring outside a run) a plugin's check still ends here.
+PLUGIN_CHECK_DEFAULT_S = 60.0
+
+
+def _no_plugin(type_name: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class CheckBounds:
+    """What the runner knows about where checks come from and when the case ends."""
+
+    # The plugin of each assertion type (None: built in, run inline).
+    plugin_of: PluginOf = _no_plugin
+    # The plugin of the suite's kind, whose named checks are then plugin code too.
+    kind_plugin: str | None = None
+    # When the case's time runs out (time.monotonic()); None: no case deadline.
+    deadline: float | None = None
+    # The least a plugin's check gets, however little of the case's time is left.
+    floor_s: float = PLUGIN_CHECK_FLOOR_S
+
+    def seconds(self) -> float:
+        if self.deadline is None:
+            return PLUGIN_CHECK_DEFAULT_S
+        return max(self.floor_s, self.deadline - time.monotonic())
+
+
+def evaluate(
+    check: Check[Any], params: Any, ctx: ScoringContext, plugin: str | None, bounds: CheckBounds
+) -> CheckResult:
+    """`check.evaluate`, inline for evalctl's own checks; a plugin's under `bounds`, any
+    exception or overrun its `error` naming the plugin."""
+    if plugin is None:
+        return check.evaluate(params, ctx)
+    about = f"check {check.type_name!r} of plugin {plugin!r}"
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = check.evaluate(params, ctx)
+        except SystemExit as exc:  # must not end evalctl, silently, with the plugin's code
+            box["error"] = f"called sys.exit({exc.code!r})"
+        except Exception as exc:  # a plugin's check may raise anything
+            box["error"] = f"raised {type(exc).__name__}: {exc}"
+
+    seconds = bounds.seconds()
+    # A daemon thread: one that never returns must not hold evalctl's exit.
+    worker = threading.Thread(target=run, name=f"check-{check.type_name}", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        return CheckResult(
+            name=check.type_name,
+            status="error",
+            message=f"{about} did not finish in {seconds:g} s",
+        )
+    if "error" in box:
+        return CheckResult(name=check.type_name, status="error", message=f"{about} {box['error']}")
+    result = box.get("result")
+    if not isinstance(result, CheckResult):
+        return CheckResult(
+            name=check.type_name,
+            status="error",
+            message=f"{about} returned {type(result).__name__}, not a CheckResult",
+        )
+    return result
 
 
 def schema_result(schema: dict[str, Any], answer: Answer, name: str) -> CheckResult:
@@ -49,21 +128,28 @@ def _applies(check: Check[Any], ctx: ScoringContext) -> bool:
     return not callable(applies) or bool(applies(ctx.case))
 
 
-def kind_results(ctx: ScoringContext, checks: Mapping[str, Check[Any]]) -> list[CheckResult]:
+def kind_results(
+    ctx: ScoringContext, checks: Mapping[str, Check[Any]], bounds: CheckBounds | None = None
+) -> list[CheckResult]:
     """The kind's named checks this case selects."""
+    bounds = bounds or CheckBounds()
     results = []
     for name in ctx.case.checks:
         check = checks.get(name)
         if check is None or not _applies(check, ctx):
             continue
-        result = check.evaluate(check.params_model.model_validate({}), ctx)
+        params = check.params_model.model_validate({})
+        result = evaluate(check, params, ctx, bounds.kind_plugin, bounds)
         result.name = name
         results.append(result)
     return results
 
 
-def declared_results(ctx: ScoringContext, lookup: CheckLookup) -> list[CheckResult]:
+def declared_results(
+    ctx: ScoringContext, lookup: CheckLookup, bounds: CheckBounds | None = None
+) -> list[CheckResult]:
     """The checks the suite file declares: `output_schema`, then each assertion."""
+    bounds = bounds or CheckBounds()
     results: list[CheckResult] = []
     if ctx.suite.output_schema is not None:
         results.append(schema_result(ctx.suite.output_schema, ctx.answer, OUTPUT_SCHEMA_CHECK))
@@ -76,7 +162,7 @@ def declared_results(ctx: ScoringContext, lookup: CheckLookup) -> list[CheckResu
                 )
             )
             continue
-        result = check.evaluate(spec.params, ctx)
+        result = evaluate(check, spec.params, ctx, bounds.plugin_of(spec.type), bounds)
         result.name = spec.name
         result.weight = None if spec.weight == 1.0 else spec.weight
         if not result.passed and not result.message:
@@ -86,10 +172,13 @@ def declared_results(ctx: ScoringContext, lookup: CheckLookup) -> list[CheckResu
 
 
 def score_case(
-    ctx: ScoringContext, kind_checks: Mapping[str, Check[Any]], lookup: CheckLookup
+    ctx: ScoringContext,
+    kind_checks: Mapping[str, Check[Any]],
+    lookup: CheckLookup,
+    bounds: CheckBounds | None = None,
 ) -> list[CheckResult]:
     """Every check of the case, in report order (the module docstring)."""
-    return kind_results(ctx, kind_checks) + declared_results(ctx, lookup)
+    return kind_results(ctx, kind_checks, bounds) + declared_results(ctx, lookup, bounds)
 
 
 def _unique_names(results: list[CheckResult]) -> list[CheckResult]:

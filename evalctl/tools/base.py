@@ -37,6 +37,20 @@ class ToolContext:
     settings: Settings
     # Resources the runner opened for the suite (`requires`, opened once per suite), by name.
     resources: dict[str, Any] = field(default_factory=dict)
+    # When the case's time runs out (time.monotonic()); None: no case deadline (a test, a
+    # tool run outside a case). A tool call must not run past it.
+    deadline: float | None = None
+
+    def time_left(self) -> float | None:
+        """Seconds until the case's deadline (0 once past it); None without one."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def call_timeout(self, tool_timeout: float) -> float:
+        """How long one call may run: the tool's own limit, or the case's time left if less."""
+        left = self.time_left()
+        return tool_timeout if left is None else min(tool_timeout, left)
 
 
 @dataclass

@@ -9,8 +9,6 @@ import json
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from tests.assert_helpers import evalctl
 
 SUITE = """
@@ -172,16 +170,3 @@ def test_validate_checks_every_file_and_module_a_suite_names(tmp_path: Path) -> 
         "field 'suite.tool[3].python': module 'shoptools.refunds' has no attribute 'quote'",
     ):
         assert needle in err, err
-
-
-def test_two_suites_with_same_named_python_modules_are_told_apart(tmp_path: Path) -> None:
-    from evalctl.tools.declared import resolve_function
-
-    for name, answer in (("a", 1), ("b", 2)):
-        pkg = tmp_path / name / "dup_named_tools"
-        pkg.mkdir(parents=True)
-        (pkg / "__init__.py").write_text(f"def answer():\n    return {answer}\n")
-    assert resolve_function("dup_named_tools:answer", tmp_path / "a")() == 1
-    # Python keeps the first module of that name: the second suite must not silently get it.
-    with pytest.raises(ValueError, match=r"already loaded from .*give one of the two"):
-        resolve_function("dup_named_tools:answer", tmp_path / "b")

@@ -21,7 +21,7 @@ from evalctl.errors import BadInputError
 from evalctl.tools.base import Tool, ToolContext, ToolFailedError, ToolInputError, ToolOutput
 from evalctl.tools.command import CommandTool, command_problems
 from evalctl.tools.output import definition_of, output_of
-from evalctl.tools.python_tool import PythonTool, resolve_function
+from evalctl.tools.python_tool import PythonTool, python_tool_problems
 
 
 def read_fixture(path: Path) -> dict[str, Any]:
@@ -112,10 +112,8 @@ def declared_tool_problems(decl: ToolDecl, suite_dir: Path) -> list[tuple[str, s
         problems.extend(("command", m) for m in command_problems(decl.command[:1], suite_dir))
         problems.extend(("command", m) for m in command_file_problems(decl.command, suite_dir))
     if decl.python is not None:
-        try:
-            resolve_function(decl.python, suite_dir)
-        except ValueError as exc:
-            problems.append(("python", str(exc)))
+        # Read, never imported: validating a suite runs none of its code.
+        problems.extend(("python", m) for m in python_tool_problems(decl.python, suite_dir))
     return problems
 
 

@@ -1,111 +1,313 @@
 """The `python` backend of `[[suite.tool]]`: `module:function(**arguments)` called per call, its
-return value the result. The module is looked up in the suite file's directory first. A
-failure inside the function is a tool error the model sees."""
+return value the result. The module is looked up in the suite file's directory first.
+
+The function runs in a worker process of its own (evalctl.tools.pyworker), started on the
+first call and kept for the run, so nothing it does reaches evalctl: `os.chdir`, `sys.exit`,
+`print()`, a C call that never returns. A call that overruns (the tool's `timeout_s`, or the
+time left to the case) kills the worker; the next call starts a fresh one. Every failure is a
+tool error the model sees. The worker ends with the run, or when evalctl dies (its stdin
+closes).
+
+`python_tool_problems` checks a declaration for `validate` without running any of its code.
+"""
 
 from __future__ import annotations
 
-import importlib
+import ast
+import atexit
+import contextlib
+import importlib.machinery
+import json
+import os
+import select
+import subprocess
 import sys
+import tempfile
 import threading
-from collections.abc import Callable
+import time
+import weakref
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import IO, Any
 
 from evalctl.cases.tooldecl import ToolDecl
-from evalctl.errors import BadInputError
 from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
-from evalctl.tools.output import definition_of, output_of
+from evalctl.tools.environment import tool_environment
+from evalctl.tools.output import (
+    MAX_VALUE_NESTING,
+    definition_of,
+    output_limit,
+    output_of,
+    too_large,
+)
 
-_IMPORT_LOCK = threading.Lock()
-
-
-def resolve_function(spec: str, suite_dir: Path) -> Callable[..., Any]:
-    """`module:function`, the module looked up in the suite's directory first, then sys.path.
-
-    ValueError says what is wrong, for `validate` and the runner alike.
-    """
-    module_name, func_name = spec.split(":")
-    with _IMPORT_LOCK:
-        # Files written since start-up (a suite made by a test, `evalctl init`) must be seen.
-        importlib.invalidate_caches()
-        sys.path.insert(0, str(suite_dir))
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
-                raise ValueError(
-                    f"module {module_name!r} not found in {suite_dir} or on sys.path"
-                ) from None
-            raise ValueError(f"importing {module_name!r} failed: {exc}") from None
-        except Exception as exc:
-            raise ValueError(
-                f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
-            ) from None
-        finally:
-            sys.path.remove(str(suite_dir))
-    _check_origin(module, module_name, suite_dir)
-    func = getattr(module, func_name, None)
-    if func is None:
-        raise ValueError(f"module {module_name!r} has no attribute {func_name!r}")
-    if not callable(func):
-        raise ValueError(f"{spec!r} is not callable")
-    return func  # type: ignore[no-any-return]
+_WORKER = Path(__file__).with_name("pyworker.py")
+# At most this much of the tool's own output (print, warnings) is quoted in a tool error.
+_LOG_TAIL = 500
+# Starting an interpreter and importing the tool's module is not the call's time: on a busy
+# machine it can take seconds. A module that never finishes importing still ends here.
+_START_TIMEOUT_S = 60.0
+# The reply's own bytes around the value (`{"ok": true, "value": ...}`), or an error message.
+_REPLY_OVERHEAD = 64 * 1024
 
 
-def _check_origin(module: ModuleType, module_name: str, suite_dir: Path) -> None:
-    """Python imports a module name once per process: if this suite has its own `mytools`
-    but another suite's `mytools` was imported first, say so rather than call the wrong one."""
-    top = module_name.split(".")[0]
-    local = suite_dir / top
-    if not (local.is_dir() or local.with_suffix(".py").is_file()):
-        return
-    # A namespace package (no __init__.py) has no __file__, only __path__ entries.
-    file = getattr(module, "__file__", None)
-    places = [Path(file)] if file else [Path(p) for p in getattr(module, "__path__", [])]
-    if places and not any(p.resolve().is_relative_to(suite_dir.resolve()) for p in places):
-        raise ValueError(
-            f"module {module_name!r} is already loaded from {places[0]}, not from "
-            f"{suite_dir}: give one of the two a different name"
+class _Worker:
+    """One worker process: the pipes to it and the file its stdout and stderr go to."""
+
+    def __init__(self, spec: str, suite_dir: Path, env: dict[str, str]):
+        # Closed by stop(): it lives as long as the worker.
+        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(_WORKER),
+                spec,
+                str(suite_dir),
+                str(MAX_VALUE_NESTING),
+                str(os.getpid()),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            # The scrubbed environment every tool gets (evalctl.tools.environment).
+            env=env,
+            # Its own session: Ctrl-C at the terminal interrupts evalctl, which then ends
+            # the worker; it must not land in the middle of the tool's call.
+            start_new_session=True,
         )
+        self._buffer = b""
+        _LIVE.add(self)
+
+    def request(
+        self, message: dict[str, Any] | None, timeout: float, max_bytes: int
+    ) -> dict[str, Any]:
+        """Send `message` (None: only read) and the reply; TimeoutError, EOFError, and
+        OverflowError for a reply longer than `max_bytes`."""
+        assert self.proc.stdin is not None
+        if message is not None:
+            try:
+                self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise EOFError from None
+        line = self._read_line(timeout, max_bytes)
+        try:
+            reply: dict[str, Any] = json.loads(line)
+        except RecursionError:
+            raise ValueError("the reply is nested too deep") from None
+        return reply
+
+    def _read_line(self, timeout: float, max_bytes: int) -> bytes:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+            if len(self._buffer) > max_bytes:
+                # Never held past the cap: a tool returning gigabytes is stopped here.
+                raise OverflowError
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def log_tail(self) -> str:
+        self.log.seek(0, os.SEEK_END)
+        size = self.log.tell()
+        self.log.seek(max(0, size - _LOG_TAIL))
+        return self.log.read().decode("utf-8", "replace").strip()
+
+    def exit_status(self) -> int | None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self.proc.wait(timeout=5)
+        return None
+
+    def stop(self) -> None:
+        """SIGKILL and reap: a worker stuck in a C call ignores anything gentler."""
+        _LIVE.discard(self)
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        self.proc.wait()
+        self.log.close()
+
+
+# Every worker not yet stopped, so that none outlives evalctl's own exit.
+_LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def stop_all_workers() -> None:
+    """Stop every python tool worker of this process (the end of a run, or of evalctl)."""
+    for worker in list(_LIVE):
+        worker.stop()
+
+
+def _stop_workers(idle: list[_Worker], lock: threading.Lock) -> None:
+    with lock:
+        workers, idle[:] = list(idle), []
+    for worker in workers:
+        worker.stop()
 
 
 class PythonTool:
-    """Calls `module:function(**arguments)`; its return value is the result."""
+    """Calls `module:function(**arguments)` in a worker process; its return value is the
+    result. Cases that run at once each get a worker of their own."""
 
     def __init__(self, decl: ToolDecl, suite_dir: Path):
         assert decl.python is not None
         self.definition = definition_of(decl)
+        self._decl = decl
         self._spec = decl.python
         self._suite_dir = suite_dir
         self._timeout = decl.timeout_s
-        self._func: Callable[..., Any] | None = None
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+        # The workers end when the tool is dropped (the run is over), at the latest at exit.
+        self._finalizer = weakref.finalize(self, _stop_workers, self._idle, self._lock)
 
-    def _function(self) -> Callable[..., Any]:
-        if self._func is None:
-            try:
-                self._func = resolve_function(self._spec, self._suite_dir)
-            except ValueError as exc:
-                raise BadInputError(str(exc), field=f"tool {self.definition.name}") from None
-        return self._func
+    def close(self) -> None:
+        """Stop this tool's idle workers (one in a call stops when its call ends)."""
+        _stop_workers(self._idle, self._lock)
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.proc.poll() is None:
+                    return worker
+                worker.stop()
+        worker = _Worker(self._spec, self._suite_dir, tool_environment(self._decl.env))
+        try:
+            ready = worker.request(None, _START_TIMEOUT_S, _REPLY_OVERHEAD)
+        except TimeoutError:
+            worker.stop()
+            raise ToolFailedError(
+                f"importing {self._spec!r} did not finish in {_START_TIMEOUT_S:g}s"
+            ) from None
+        except (EOFError, ValueError, OverflowError):
+            raise self._died(worker, "while importing its module") from None
+        if not ready.get("ok"):
+            worker.stop()
+            raise ToolFailedError(str(ready.get("error")))
+        return worker
+
+    def _died(self, worker: _Worker, when: str) -> ToolFailedError:
+        status = worker.exit_status()
+        tail = worker.log_tail()
+        worker.stop()
+        how = f"with status {status}" if status is not None else "unexpectedly"
+        return ToolFailedError(
+            f"the tool's process ended {how} {when}" + (f": {tail}" if tail else "")
+        )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        func = self._function()
-        box: dict[str, Any] = {}
+        # The case's deadline bounds the call too: a tool must not outlive its case.
+        timeout = ctx.call_timeout(self._timeout)
+        if timeout <= 0:
+            raise ToolFailedError("timed out: the case has no time left")
+        limit = output_limit(self._decl, ctx.settings)
+        worker = self._take()
+        try:
+            reply = worker.request({"arguments": arguments}, timeout, limit + _REPLY_OVERHEAD)
+        except TimeoutError:
+            worker.stop()
+            raise ToolFailedError(f"timed out after {timeout:g}s") from None
+        except OverflowError:
+            worker.stop()
+            raise ToolFailedError(too_large(limit)) from None
+        except (EOFError, ValueError):
+            raise self._died(worker, "during the call") from None
+        with self._lock:
+            self._idle.append(worker)
+        if not reply.get("ok"):
+            raise ToolFailedError(str(reply.get("error")))
+        return output_of(reply.get("value"), limit)
 
-        def call() -> None:
-            try:
-                box["value"] = func(**arguments)
-            except Exception as exc:  # the tool's own failure: the model is told
-                box["error"] = exc
 
-        # A daemon thread: a function that never returns must not hold the run's exit.
-        worker = threading.Thread(target=call, name=f"tool-{self.definition.name}", daemon=True)
-        worker.start()
-        worker.join(self._timeout)
-        if worker.is_alive():
-            raise ToolFailedError(f"timed out after {self._timeout:g}s")
-        if "error" in box:
-            exc = box["error"]
-            raise ToolFailedError(f"{type(exc).__name__}: {exc}")
-        return output_of(box.get("value"))
+def python_tool_problems(spec: str, suite_dir: Path) -> list[str]:
+    """What is wrong with `module:function` as `run` would find it, without running any of the
+    tool's code: the module is found as the import system would find it, and a module written
+    in Python must define the name at its top level. `validate` calls this."""
+    module_name, sep, func_name = spec.partition(":")
+    if not sep or not module_name or not func_name:
+        return [f"{spec!r} is not module:function"]
+    origin = _find_module(module_name, suite_dir)
+    if origin is None:
+        return [f"module {module_name!r} not found in {suite_dir} or on sys.path"]
+    if origin.suffix != ".py":
+        return []  # compiled or built in: its names cannot be read without importing it
+    try:
+        tree = ast.parse(origin.read_bytes(), filename=str(origin))
+    except (SyntaxError, ValueError) as exc:
+        return [f"module {module_name!r} ({origin}) does not parse: {exc}"]
+    except OSError as exc:
+        return [f"module {module_name!r} ({origin}) cannot be read: {exc.strerror}"]
+    names = _top_level_names(tree)
+    if names is not None and func_name not in names:
+        return [f"module {module_name!r} has no attribute {func_name!r}"]
+    return []
+
+
+def _find_module(module_name: str, suite_dir: Path) -> Path | None:
+    """The file `import module_name` would load, the suite's directory first; found with the
+    path finder alone, so no package's `__init__` runs."""
+    if module_name.split(".")[0] in sys.builtin_module_names:
+        return Path(f"<built-in {module_name}>")
+    search: list[str] = [str(suite_dir), *sys.path]
+    spec = None
+    for part in module_name.split("."):
+        spec = importlib.machinery.PathFinder.find_spec(part, search)
+        if spec is None:
+            return None
+        search = list(spec.submodule_search_locations or [])
+    assert spec is not None
+    if spec.origin and spec.origin not in ("built-in", "frozen", "namespace"):
+        return Path(spec.origin)
+    return Path(f"<{module_name}>")  # a namespace package: nothing to read
+
+
+def _top_level_names(tree: ast.Module) -> set[str] | None:
+    """Names the module binds at its top level; None where it may bind others unseen (a star
+    import, a module `__getattr__`, writes through `globals()`)."""
+    names: set[str] = set()
+    for node in _top_level_statements(tree.body):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            for target in ast.walk(node):
+                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                    names.add(target.id)
+                elif isinstance(target, ast.Name) and target.id in ("globals", "vars"):
+                    return None
+    return None if "__getattr__" in names else names
+
+
+def _top_level_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements run at import: into `if`, `try`, `with` and loops, not into functions."""
+    out: list[ast.stmt] = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                out.extend(_top_level_statements([s for s in inner if isinstance(s, ast.stmt)]))
+        for handler in getattr(node, "handlers", []):
+            out.extend(_top_level_statements(handler.body))
+    return out

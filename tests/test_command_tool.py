@@ -184,3 +184,13 @@ def test_env_and_max_output_bytes_are_checked(fields: dict[str, Any], problem: s
     with pytest.raises(ValidationError) as caught:
         ToolDecl(name="t", description="d", **fields)
     assert problem in json.dumps(caught.value.errors(include_url=False), default=str)
+
+
+def test_what_a_killed_launcher_leaves_is_found_by_its_token(tmp_path: Path) -> None:
+    # The command SIGKILLs the supervisor it runs under, so no cleanup runs there: evalctl
+    # still finds the call's processes by the token in their environment.
+    token = f"{6000 + os.getpid() % 1000}.41"
+    script = f"nohup sleep {token} >/dev/null 2>&1 & kill -9 $PPID; echo 1"
+    with pytest.raises(ToolFailedError, match="exited with status -9"):
+        _sh(tmp_path, script).run({}, _context(tmp_path))
+    assert _processes_with(f"sleep {token}") == []

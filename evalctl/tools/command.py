@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,20 @@ class _Exchange:
                 self.proc.stdin.close()
 
 
+def _sweep(call: str) -> None:
+    """Kill what a launcher that died before cleaning up (SIGKILLed by someone, the OOM
+    killer) left running: every process still carrying the call's token."""
+    # A few passes: one may fork between the scan and the kill. A killed process turns
+    # zombie, whose environment reads empty, so it is not found again.
+    for _ in range(10):
+        left = launch.marked(call)
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """End the launcher, which ends everything the command started, then reap it."""
     if proc.poll() is None:
@@ -133,6 +148,7 @@ class CommandTool:
         if os.sep not in program and shutil.which(program, path=env.get("PATH")) is None:
             raise ToolFailedError(f"cannot start {program}: not found on PATH")
         env[launch.PARENT_ENV] = str(os.getpid())
+        call = env[launch.CALL_ENV] = uuid.uuid4().hex
         try:
             # Its own session: the command gets no terminal and none of evalctl's signals; the
             # launcher (evalctl.tools.launch) cleans up after it, whatever it started.
@@ -154,6 +170,9 @@ class CommandTool:
             cut = exchange.run(timeout)
         finally:
             _stop(proc)
+            if proc.returncode < 0:
+                # The launcher ended by a signal: maybe before it could clean up.
+                _sweep(call)
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 if pipe is not None:
                     with contextlib.suppress(OSError):

@@ -33,6 +33,9 @@ PR_SET_CHILD_SUBREAPER = 36
 # The pid of the evalctl that started this launcher: if it is gone before the death signal
 # was armed, the signal will never come, so the launcher gives up at once.
 PARENT_ENV = "EVALCTL_TOOL_PARENT"
+# Set to a token unique to the call, in the command's environment and so its descendants':
+# if this launcher is itself killed before it cleans up, evalctl finds what is left by it.
+CALL_ENV = "EVALCTL_TOOL_CALL"
 # The line a command that cannot be started leaves on stderr (evalctl.tools.command reads it).
 CANNOT_START = "evalctl-launch: cannot start "
 # A descendant stuck where SIGKILL cannot reach it (uninterruptible sleep) must not hang the
@@ -83,6 +86,27 @@ def descendants(root: int) -> set[int]:
     while frontier:
         frontier = {pid for pid, ppid in parent_of.items() if ppid in frontier} - found
         found |= frontier
+    return found
+
+
+def marked(call: str) -> set[int]:
+    """The processes (of this user: others' environments are unreadable) whose environment
+    carries CALL_ENV=`call`; empty without /proc."""
+    needle = f"{CALL_ENV}={call}".encode()
+    found: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.add(int(entry))
+        except OSError:
+            continue
     return found
 
 

@@ -318,3 +318,90 @@ def test_validate_reads_a_module_without_running_it(tmp_path: Path) -> None:
     ]
     assert python_tool_problems("pkg.missing:f", tmp_path)[0].startswith("module 'pkg.missing'")
     assert not marker.exists()
+
+
+RUN_SUITE = """\
+[suite]
+name = "probe"
+kind = "assert"
+tools = ["nap"]
+max_turns = 2
+
+[[suite.tool]]
+name = "nap"
+description = "nap"
+parameters = { type = "object", properties = {} }
+python = "napper:nap"
+timeout_s = 600
+
+[[case]]
+id = "nap"
+input = { prompt = "nap" }
+[[case.assert]]
+type = "contains"
+value = "awake"
+"""
+
+RUN_SCRIPT = """\
+[[cases."probe/nap"]]
+tool_calls = [{ name = "nap", arguments = {} }]
+[[cases."probe/nap"]]
+content = "awake"
+"""
+
+
+def _napper(root: Path, seconds: float) -> None:
+    (root / "napper.py").write_text(
+        "import pathlib, time\n"
+        "def nap():\n"
+        f"    pathlib.Path({str(root / 'started')!r}).touch()\n"
+        f"    time.sleep({seconds})\n"
+        "    return 'rested'\n"
+    )
+    (root / "probe.toml").write_text(RUN_SUITE)
+    (root / "script.toml").write_text(RUN_SCRIPT)
+
+
+def test_an_in_process_run_leaves_no_worker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli_helpers import run_cli
+
+    _napper(tmp_path, 0)
+    ran = run_cli(
+        capsys, "run", "--provider", "scripted", "--script", str(tmp_path / "script.toml"),
+        "--cases", str(tmp_path / "probe.toml"), "--out", str(tmp_path / "out"), "--no-progress",
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["cases"][0]["tool_calls"][0]["data"]["value"] == "rested"
+    # no_worker_left checks that the run's worker is gone with the run.
+
+
+def test_a_killed_evalctl_takes_its_python_tool_worker_with_it(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.bounded_helpers import leftovers
+    from tests.cli_helpers import REPO
+
+    _napper(tmp_path, 3600)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "evalctl.cli", "run", "--provider", "scripted", "--script",
+         "script.toml", "--cases", "probe.toml", "--out", "out", "--no-progress"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    guard = time.monotonic() + 120  # against a hung child, not a timing check
+    while not (tmp_path / "started").exists() and run.poll() is None:
+        assert time.monotonic() < guard, "the tool never started"
+        time.sleep(0.05)
+    assert leftovers(str(tmp_path)), "the worker should be running"
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    guard = time.monotonic() + 60
+    while leftovers(str(tmp_path)) and time.monotonic() < guard:
+        time.sleep(0.05)
+    assert not leftovers(str(tmp_path))

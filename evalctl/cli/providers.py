@@ -22,6 +22,8 @@ class ProviderRow(BaseModel):
     summary: str
     # `builtin`, or the plugin that registered it: `orders_plugin (evalctl.toml)`.
     origin: str = "builtin"
+    # How it runs here, where known: the local engine's backend and GPU layers.
+    detail: str = ""
 
 
 class ProvidersReport(BaseModel):
@@ -37,6 +39,8 @@ def _render(report: ProvidersReport) -> None:
         status = "[green]available[/]" if row.available else "[yellow]unavailable[/]"
         mark = " (default)" if row.name == report.default else ""
         detail = row.summary if row.available else row.reason
+        if row.available and row.detail:
+            detail = f"{row.summary}\n{row.detail}"
         table.add_row(escape(row.name) + mark, status, escape(row.origin), escape(detail))
     stdout.print(table)
 
@@ -45,6 +49,7 @@ def providers(as_json: Annotated[bool, options.JSON] = False) -> None:
     """List providers, whether each is available, and the reason when it is not.
 
     Each row names its origin: built in, or the plugin that registered it (docs/plugins.md).
+    The local engine's row adds its backend and GPU layers (docs/hardware.md).
     """
     opts = ProviderOptions(settings=options.settings_from_env(), env=options.environ())
     report = ProvidersReport(
@@ -56,6 +61,7 @@ def providers(as_json: Annotated[bool, options.JSON] = False) -> None:
                 reason=a.reason,
                 summary=a.summary,
                 origin=a.origin,
+                detail=a.detail,
             )
             for a in availability(opts)
         ],

@@ -66,6 +66,9 @@ class ProviderTraits:
     real: bool = True
     # Any of these set in the environment selects it when `--provider` is not given.
     detect_env: tuple[str, ...] = ()
+    # How it runs on this machine, where that is known without creating it (the local
+    # engine's backend and GPU layers); asked only when the provider is available.
+    describe: Callable[[ProviderOptions], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ class Availability:
     available: bool
     reason: str
     origin: str = "builtin"
+    # ProviderTraits.describe's answer; empty where the provider has none.
+    detail: str = ""
 
 
 def _missing_module(module: str, extra: str) -> str | None:
@@ -173,6 +178,12 @@ def _scripted_reason(options: ProviderOptions) -> str | None:
     return None
 
 
+def _local_describe(options: ProviderOptions) -> str:
+    from evalctl.providers.local_engine import describe
+
+    return describe(options.settings, options.env, options.model, options.extra)
+
+
 # The factories: each imports its module only when that provider is created.
 def _create_local(options: ProviderOptions) -> Provider:
     from evalctl.providers.local import create as create_local
@@ -215,6 +226,7 @@ def register(registry: ProviderRegistrar) -> None:
             _local_reason,
             capabilities=CAPABILITIES,
             detect_env=("EVALCTL_LOCAL_MODEL",),
+            describe=_local_describe,
         ),
     )
     registry.add_provider(
@@ -351,8 +363,12 @@ def availability(options: ProviderOptions) -> list[Availability]:
     rows = []
     for spec in _specs().values():
         reason = spec.unavailable_reason(options)
+        describe = spec.traits.describe
+        detail = describe(options) if describe is not None and reason is None else ""
         rows.append(
-            Availability(spec.name, spec.summary, reason is None, reason or "ready", spec.origin)
+            Availability(
+                spec.name, spec.summary, reason is None, reason or "ready", spec.origin, detail
+            )
         )
     return rows
 

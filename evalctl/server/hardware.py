@@ -19,6 +19,18 @@ def system_info() -> str:
     return text.strip().rstrip("|").strip()
 
 
+def backends(info: str) -> list[str]:
+    """The backends named in a `system_info()` text, in its order: each opens an entry with
+    `NAME : ` (`CUDA : ARCHS = 900 | ... | CPU : SSE3 = 1 | ...` gives CUDA, CPU)."""
+    names: list[str] = []
+    for item in info.split("|"):
+        name, sep, _ = item.partition(" : ")
+        name = name.strip()
+        if sep and name and name not in names:
+            names.append(name)
+    return names
+
+
 def gpu_offload_supported() -> bool:
     import llama_cpp
 

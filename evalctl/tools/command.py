@@ -170,7 +170,7 @@ class CommandTool:
             cut = exchange.run(timeout)
         finally:
             _stop(proc)
-            if proc.returncode < 0:
+            if proc.returncode is not None and proc.returncode < 0:
                 # The launcher ended by a signal: maybe before it could clean up.
                 _sweep(call)
             for pipe in (proc.stdin, proc.stdout, proc.stderr):

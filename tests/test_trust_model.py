@@ -120,6 +120,17 @@ PROBES: list[tuple[str, dict[str, str], list[str], str]] = [
         "suite name 'probe' is used by several files",
     ),
     (
+        "a python tool under --no-tools-exec",
+        {
+            "s.toml": suite(
+                suite_extra='tools = ["py"]\n[[suite.tool]]\nname = "py"\ndescription = "d"\n'
+                'python = "json:dumps"'
+            )
+        },
+        ["--no-tools-exec"],
+        "field 'suite.tool[1].python': tool 'py' is a python tool, which runs code",
+    ),
+    (
         "a command tool under --no-tools-exec",
         {"s.toml": suite(suite_extra=SH_TOOL)},
         ["--no-tools-exec"],
@@ -164,6 +175,29 @@ def test_validate_refuses_what_run_refuses(
         assert "Traceback" not in result.err
         assert str(cases) in _flat(result.err)  # the file is named
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_one_suite_name_in_two_named_files_is_refused_by_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "part1.toml").write_text(suite())
+    (tmp_path / "part2.toml").write_text(suite())
+    checked = run_cli(capsys, "cases", "validate", str(tmp_path / "part1.toml"),
+                      str(tmp_path / "part2.toml"))  # fmt: skip
+    assert checked.code == 2
+    assert "suite name 'probe' is used by several files" in _flat(checked.err)
+    assert str(tmp_path / "part2.toml") in _flat(checked.err)
+
+
+def test_the_environment_variable_is_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = _lay_out(tmp_path, {"s.toml": suite(suite_extra=SH_TOOL)})
+    assert run_cli(capsys, "cases", "validate", str(cases)).code == 0
+    monkeypatch.setenv("EVALCTL_NO_TOOLS_EXEC", "1")
+    checked = run_cli(capsys, "cases", "validate", str(cases))
+    assert checked.code == 2
+    assert "tool 'sh' is a command tool, which runs code" in _flat(checked.err)
 
 
 def test_what_validate_accepts_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

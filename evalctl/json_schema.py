@@ -41,6 +41,11 @@ def validation_errors(schema: dict[str, Any], value: Any, limit: int = 5) -> lis
     import referencing
 
     cls = jsonschema.validators.validator_for(schema)
+    # `pattern` and `patternProperties` run the suite's regexes on the model's answer: under
+    # a time limit, like the `regex` assertion, never Python's unbounded `re.search`.
+    cls = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        cls, {"pattern": _bounded_pattern, "patternProperties": _bounded_pattern_properties}
+    )
     # Given no registry, jsonschema falls back to fetching unknown URIs with urlopen. An
     # empty `Registry` retrieves nothing: whatever reaches here, nothing is ever fetched.
     registry: referencing.Registry[Any] = referencing.Registry()
@@ -51,6 +56,55 @@ def validation_errors(schema: dict[str, Any], value: Any, limit: int = 5) -> lis
         where = ".".join(str(p) for p in err.absolute_path) or "(root)"
         out.append(f"{where}: {err.message}")
     return out
+
+
+# Seconds one schema `pattern` search may take (evalctl.assertions.pattern has the same).
+PATTERN_TIMEOUT_S = 2.0
+
+
+def _search(pattern: str, text: str) -> bool | None:
+    """Whether `pattern` matches in `text`; None when the search ran past the limit."""
+    import regex
+
+    try:
+        return regex.search(pattern, text, regex.VERSION0, timeout=PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:
+        return None
+
+
+def _too_slow(pattern: str) -> str:
+    return (
+        f"pattern {pattern!r} did not finish within {PATTERN_TIMEOUT_S:g}s on this value "
+        "(catastrophic backtracking)"
+    )
+
+
+def _bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    found = _search(pattern, instance)
+    if found is None:
+        yield ValidationError(_too_slow(pattern))
+    elif not found:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _bounded_pattern_properties(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            found = _search(pattern, key)
+            if found is None:
+                yield ValidationError(_too_slow(pattern))
+            elif found:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
 def reference_problem(schema: dict[str, Any]) -> str | None:

@@ -70,6 +70,17 @@ def test_a_search_that_runs_away_ends_the_check_in_error() -> None:
         assert pattern in result["message"]
 
 
+def test_a_schema_pattern_is_bounded_too() -> None:
+    # `pattern` in `json-schema` (and `output_schema`) runs on the model's answer as well.
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": "^(a|aa)+$"}}}
+    table = {"type": "json-schema", "schema": schema}
+    slow = score(table, json.dumps({"v": "a" * 80 + "!"}))
+    assert slow["status"] == "fail"
+    assert "pattern '^(a|aa)+$' did not finish" in slow["message"]
+    assert score(table, json.dumps({"v": "aaaa"}))["status"] == "pass"
+    assert "does not match" in score(table, json.dumps({"v": "b"}))["message"]
+
+
 def test_validate_names_the_field_of_a_pattern_the_engine_cannot_compile(
     tmp_path: Path,
 ) -> None:

@@ -1,11 +1,12 @@
 """Reading the files users hand to evalctl: one closed error path.
 
-Suites, reply scripts, results, baselines, run manifests and journals all come in through
-here, so every way a file can be wrong ends the same way: a `BadInputError` (exit 2) that
-names the file and says what is wrong with it, never a traceback. Covered: a missing file, a
-directory where a file belongs (or the reverse), no permission, bytes that are not UTF-8 (a
-binary file), invalid or truncated TOML/JSON, and nesting deep enough to exhaust Python's
-recursion limit or any recursive code that walks the data later.
+Suites, the data files they take cases from (CSV, JSONL, JSON, TOML), reply scripts,
+results, baselines, run manifests and journals all come in through here, so every way a
+file can be wrong ends the same way: a `BadInputError` (exit 2) that names the file (and
+the row, in a data file) and says what is wrong with it, never a traceback. Covered: a
+missing file, a directory where a file belongs (or the reverse), no permission, bytes that
+are not UTF-8 (a binary file), invalid or truncated TOML/JSON/CSV, and nesting deep enough
+to exhaust Python's recursion limit or any recursive code that walks the data later.
 
 Writing is the other half: `environment_error` turns an OSError from a write (full disk,
 read-only mount, no permission) into an `InfraError` (exit 3) that says what to fix.
@@ -13,10 +14,13 @@ read-only mount, no permission) into an `InfraError` (exit 3) that says what to 
 
 from __future__ import annotations
 
+import csv
 import errno
+import io
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +202,102 @@ def environment_error(
 
 def _too_deep(path: Path, limit: int = MAX_NESTING) -> BadInputError:
     return BadInputError(f"nested more than {limit} levels deep", file=str(path))
+
+
+# Data files a suite's `cases_from` names, by suffix.
+DATA_SUFFIXES = (".csv", ".jsonl", ".json", ".toml")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One row of a data file: where it is (`line 4`, `item 2`) and its values by column."""
+
+    where: str
+    values: dict[str, Any]
+
+
+def read_records(path: Path) -> list[Record]:
+    """The rows of a CSV, JSONL, JSON or TOML data file, each a table of column -> value.
+    Every failure is a BadInputError naming the file, and the row where there is one."""
+    suffix = path.suffix.lower()
+    if suffix not in DATA_SUFFIXES:
+        raise BadInputError(
+            f"unsupported data file type {path.suffix or '(none)'!r} "
+            f"(use {', '.join(DATA_SUFFIXES)})",
+            file=str(path),
+        )
+    # Spreadsheet programs write a byte-order mark before UTF-8 CSV; it is not data.
+    text = read_text(path, what="data file").removeprefix("\ufeff")
+    if suffix == ".csv":
+        return _csv_records(text, path)
+    if suffix == ".jsonl":
+        return _jsonl_records(text, path)
+    if suffix == ".json":
+        data = parse_json(text, path)
+        if not isinstance(data, list):
+            raise BadInputError("a JSON data file holds an array of objects", file=str(path))
+        return [_record(item, f"item {n}", path) for n, item in enumerate(data, start=1)]
+    data = parse_toml(text, path)
+    rows = data.get("row")
+    extra = sorted(set(data) - {"row"})
+    if extra or not isinstance(rows, list):
+        raise BadInputError(
+            "a TOML data file holds [[row]] tables and nothing else"
+            + (f" (found: {', '.join(extra)})" if extra else ""),
+            file=str(path),
+        )
+    return [_record(item, f"[[row]] {n}", path) for n, item in enumerate(rows, start=1)]
+
+
+def _record(item: Any, where: str, path: Path) -> Record:
+    if not isinstance(item, dict):
+        raise BadInputError(f"{where}: must be an object (a table of values)", file=str(path))
+    return Record(where, item)
+
+
+def _jsonl_records(text: str, path: Path) -> list[Record]:
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(
+                f"line {number}: invalid JSON: {exc.msg} at column {exc.colno}", file=str(path)
+            ) from None
+        except RecursionError:
+            raise _too_deep(path) from None
+        check_nesting(item, path)
+        records.append(_record(item, f"line {number}", path))
+    return records
+
+
+def _csv_records(text: str, path: Path) -> list[Record]:
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise BadInputError("empty CSV file: the first line names the columns", file=str(path))
+        header = [name.strip() for name in header]
+        for name in header:
+            if not name:
+                raise BadInputError("line 1: a column has no name", file=str(path))
+            if header.count(name) > 1:
+                raise BadInputError(f"line 1: column {name!r} appears twice", file=str(path))
+        records = []
+        start = reader.line_num + 1
+        for row in reader:
+            if not row or row == [""]:  # a blank line
+                start = reader.line_num + 1
+                continue
+            if len(row) != len(header):
+                raise BadInputError(
+                    f"line {start}: {len(row)} fields where the header has {len(header)}",
+                    file=str(path),
+                )
+            records.append(Record(f"line {start}", dict(zip(header, row, strict=True))))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise BadInputError(f"line {reader.line_num}: invalid CSV: {exc}", file=str(path)) from None
+    return records

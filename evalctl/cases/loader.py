@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalctl import userfiles
+from evalctl.cases.datafiles import RawCase, expand_cases
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import case_matches
@@ -52,8 +53,13 @@ class _Collector:
     def __init__(self, path: Path):
         self.path = path
         self.errors: list[BadInputError] = []
+        # The data-file row of the case being checked: its errors name it too.
+        self.origin: str | None = None
+        self.said_once: set[tuple[str, str]] = set()
 
     def add(self, message: str, *, case_id: str | None = None, field: str | None = None) -> None:
+        if self.origin:
+            message = f"{message} (from {self.origin})"
         self.errors.append(
             BadInputError(message, file=str(self.path), case_id=case_id, field=field or None)
         )
@@ -119,8 +125,8 @@ def load_suite(path: Path) -> Suite:
     table = (
         _validate(errors, SuiteTable, raw.get("suite", {}), ("suite",)) if "suite" in raw else None
     )
-    raw_cases = raw.get("case")
-    if not isinstance(raw_cases, list) or not raw_cases:
+    raw_cases = raw.get("case", [])
+    if not isinstance(raw_cases, list):
         errors.add("a suite needs at least one [[case]]", field="case")
         raw_cases = []
 
@@ -128,28 +134,66 @@ def load_suite(path: Path) -> Suite:
     offered: list[str] | None = None
     if table is not None:
         kind = _check_suite(errors, path, table)
+        # A spied function's calls are tool calls the assertions may name.
         offered = list(table.tools)
+        expanded, file_errors = expand_cases(table, raw_cases, path.parent)
+        errors.errors.extend(file_errors)
+    else:
+        expanded = [RawCase(c, _case_label(c, i)) for i, c in enumerate(raw_cases)]
+    if not expanded and isinstance(raw.get("case", []), list):
+        if table is None or not table.data_files:
+            errors.add("a suite needs at least one [[case]]", field="case")
+        elif not errors.errors:  # an unreadable data file is the reason, and said already
+            errors.add(
+                "a suite needs at least one [[case]] or a row in its cases_from files",
+                field="case",
+            )
 
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     cases: list[Case] = []
-    for index, raw_case in enumerate(raw_cases):
-        label = _case_label(raw_case, index)
-        entry = _validate(errors, CaseEntry, raw_case, ("case",), label)
-        if entry is None:
-            if table is not None:
-                _check_unparsed_assertions(errors, table, raw_case, label, offered)
-            continue
-        if entry.id in seen:
-            errors.add("duplicate case id", case_id=entry.id, field="case.id")
-        seen.add(entry.id)
-        if kind is None or table is None:
-            continue
-        case = _build_case(errors, table, kind, entry, offered, path.resolve().parent)
+    for index, raw_case in enumerate(expanded):
+        errors.origin = raw_case.origin
+        case = _check_case(errors, table, kind, offered, raw_case, index, seen, path)
         if case is not None:
             cases.append(case)
+    errors.origin = None
     errors.raise_any()
     assert table is not None
     return Suite(path=path, table=table, cases=cases)
+
+
+def _check_case(
+    errors: _Collector,
+    table: SuiteTable | None,
+    kind: SuiteKind | None,
+    offered: list[str] | None,
+    raw_case: RawCase,
+    index: int,
+    seen: dict[str, str],
+    path: Path,
+) -> Case | None:
+    """One case, inline or from a row: filled in, validated, built."""
+    label = raw_case.label
+    for loc, message in raw_case.problems:
+        errors.add(message, case_id=label, field=userfiles.field_path(loc))
+    if raw_case.problems:
+        return None
+    entry = _validate(errors, CaseEntry, raw_case.data, ("case",), label)
+    if entry is None:
+        if table is not None:
+            _check_unparsed_assertions(errors, table, raw_case.data, label, offered)
+        return None
+    where = raw_case.origin or f"[[case]] #{index + 1}"
+    if entry.id in seen:
+        errors.add(
+            f"duplicate case id: {seen[entry.id]} and {where}", case_id=entry.id, field="case.id"
+        )
+    seen.setdefault(entry.id, where)
+    if kind is None or table is None:
+        return None
+    return _build_case(
+        errors, table, kind, entry, offered, path.resolve().parent, raw_case.default_assertions
+    )
 
 
 def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind | None:
@@ -204,6 +248,7 @@ def _build_case(
     entry: CaseEntry,
     offered: list[str] | None,
     suite_dir: Path,
+    default_assertions: list[dict[str, Any]] | None = None,
 ) -> Case | None:
     before = len(errors.errors)
     _check_names(errors, entry.id, "case.checks", entry.checks, tuple(kind.checks))
@@ -216,6 +261,18 @@ def _build_case(
     )
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
+    if default_assertions:
+        defaults, problems = parse_assertions(
+            default_assertions, check_types(), offered, _declared_args(table)
+        )
+        for field, message in problems:
+            # The same default fails the same way in every case: said once, at the first.
+            if (field, message) not in errors.said_once:
+                errors.said_once.add((field, message))
+                errors.add(message, case_id=entry.id, field=f"suite.defaults.assert{field}")
+        # A case overrides a default by giving its own assertion the same check name.
+        own = {spec.name for spec in specs}
+        specs = specs + [spec for spec in defaults if spec.name not in own]
     if len(errors.errors) > before or parsed_input is None or expected is None:
         return None
     case = Case(
@@ -232,6 +289,7 @@ def _build_case(
         temperature=entry.temperature,
         top_p=entry.top_p,
         seed=entry.seed,
+        vars=entry.vars,
     )
     # Optional kind hook, `case_problems(suite, case, suite_dir) -> [(field, message)]`: what
     # only the kind can tell (a file a case names, a cross-field rule), found at validate time.

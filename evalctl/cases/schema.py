@@ -32,6 +32,26 @@ class _SamplingFields(_Strict):
     seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
 
 
+class CaseDefaults(_SamplingFields):
+    """`[suite.defaults]`: what every case gets unless it sets its own. A case's own setting
+    wins; a default assertion gives way to a case's assertion of the same check name."""
+
+    assertions: list[dict[str, Any]] | None = Field(default=None, alias="assert")
+    threshold: float | None = Field(default=None, ge=0, le=1)
+    checks: list[str] | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+    features: list[str] | None = None
+
+
+class CaseTemplate(CaseDefaults):
+    """`[suite.case_template]`: a case's tables with `{{ var }}` placeholders, filled in from
+    each data-file row (and each inline case that sets `vars`)."""
+
+    description: str | None = None
+    input: dict[str, Any] | None = None
+    expected: dict[str, Any] | None = None
+
+
 class SuiteTable(_SamplingFields):
     name: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
@@ -54,9 +74,20 @@ class SuiteTable(_SamplingFields):
     # Capabilities a provider must have, plus resources plugins register (`evalctl plugins`).
     requires: list[str] = Field(default_factory=list)
     timeout_s: float | None = Field(default=None, gt=0)
+    # Data files whose rows are cases (CSV, JSONL, JSON, TOML), relative to the suite file;
+    # docs/writing-suites.md, "Cases from data files".
+    cases_from: str | list[str] = Field(default_factory=list)
+    # A row's case id when its file has no `id` column, e.g. "ticket-{{ number }}".
+    id_template: str | None = None
+    case_template: CaseTemplate | None = None
+    defaults: CaseDefaults | None = None
     # `[suite.gate]`: metric gates this suite opts into (tokens out, latency, cost), each a
     # relative tolerance above the baseline; `compare` reports every metric, gates on these.
     gate: SuiteGate | None = None
+
+    @property
+    def data_files(self) -> list[str]:
+        return [self.cases_from] if isinstance(self.cases_from, str) else list(self.cases_from)
 
 
 class CaseEntry(_SamplingFields):
@@ -71,6 +102,8 @@ class CaseEntry(_SamplingFields):
     threshold: float = Field(default=1.0, ge=0, le=1)
     checks: list[str] | None = None
     timeout_s: float | None = Field(default=None, gt=0)
+    # Values the case's `{{ var }}` placeholders are filled from (a data row's columns).
+    vars: dict[str, Any] = Field(default_factory=dict)
 
 
 class AssertionSpec(BaseModel):
@@ -104,6 +137,8 @@ class Case(BaseModel):
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    # The values its placeholders were filled from (a data row's columns), for reports.
+    vars: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -1,0 +1,159 @@
+"""A suite's cases as `[[case]]` tables: its data-file rows through `[suite.case_template]`,
+its inline cases, and `[suite.defaults]` under both.
+
+Everything here works on plain tables, before any case is validated, so the loader checks a
+case from a row exactly as one written inline, and its errors name the row it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalctl import userfiles
+from evalctl.cases.schema import SuiteTable
+from evalctl.cases.template import Renderer
+from evalctl.errors import BadInputError
+
+# (location, message): the location as the user wrote it, e.g. ("suite", "case_template", ...)
+Problem = tuple[tuple[int | str, ...], str]
+
+# The case settings `[suite.defaults]` may give; a case (or the template) setting one wins.
+_DEFAULT_SETTINGS = ("threshold", "checks", "timeout_s", "features", "temperature", "top_p", "seed")
+# Keys of a case that are data, never templates.
+_NOT_RENDERED = frozenset({"id", "vars"})
+
+
+@dataclass
+class RawCase:
+    """One case as a `[[case]]` table, where it came from, and what filling it in found."""
+
+    data: dict[str, Any]
+    # The case's label in errors: its id, or `#n` for an inline case without one.
+    label: str
+    # `cases/data/tickets.csv line 4` for a row; None for an inline [[case]].
+    origin: str | None = None
+    # The suite's default assertions, filled in for this case; the loader drops those
+    # whose check name the case's own assertions use.
+    default_assertions: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def expand_cases(
+    table: SuiteTable, inline: list[Any], suite_dir: Path
+) -> tuple[list[RawCase], list[BadInputError]]:
+    """Every case of the suite, inline ones first, then each data file's rows in order; and
+    the problems with the data files themselves (unreadable, no ids)."""
+    renderer = Renderer()
+    template = (
+        table.case_template.model_dump(exclude_unset=True, by_alias=True)
+        if table.case_template is not None
+        else None
+    )
+    defaults = (
+        table.defaults.model_dump(exclude_unset=True, by_alias=True)
+        if table.defaults is not None
+        else {}
+    )
+    cases = [_inline_case(renderer, raw, index, template) for index, raw in enumerate(inline)]
+    errors: list[BadInputError] = []
+    for name in table.data_files:
+        path = suite_dir / name
+        try:
+            records = userfiles.read_records(path)
+        except BadInputError as exc:
+            errors.append(BadInputError(f"{exc.detail} (named in suite.cases_from)", file=exc.file))
+            continue
+        if records and table.id_template is None and "id" not in records[0].values:
+            errors.append(
+                BadInputError(
+                    "the rows have no `id` column and the suite sets no id_template: give "
+                    "each row a stable id (baselines match cases by id)",
+                    file=str(path),
+                )
+            )
+            continue
+        for record in records:
+            cases.append(_row_case(renderer, table, record, path, template or {}))
+    for case in cases:
+        if isinstance(case.data, dict):
+            _apply_defaults(renderer, case, defaults)
+    return cases, errors
+
+
+def _inline_case(
+    renderer: Renderer, raw: Any, index: int, template: dict[str, Any] | None
+) -> RawCase:
+    label = raw.get("id") if isinstance(raw, dict) else None
+    case = RawCase(raw, label if isinstance(label, str) else f"#{index + 1}")
+    if not isinstance(raw, dict):
+        return case  # the loader reports a case that is not a table
+    variables = raw.get("vars", {})
+    if not isinstance(variables, dict):
+        return case  # CaseEntry says what `vars` must be
+    data = dict(raw)
+    # A case that sets vars is a row written inline: the template fills what it leaves out.
+    if variables and template:
+        for key, value in template.items():
+            if key not in data:
+                data[key] = value
+    context = {**variables, "id": data.get("id")}
+    for key, value in data.items():
+        if key in _NOT_RENDERED:
+            continue
+        where: tuple[int | str, ...] = (
+            ("case", key) if key in raw else ("suite", "case_template", key)
+        )
+        data[key] = _render(renderer, value, context, where, case.problems)
+    case.data = data
+    return case
+
+
+def _row_case(
+    renderer: Renderer, table: SuiteTable, record: userfiles.Record, path: Path, template: Any
+) -> RawCase:
+    variables = dict(record.values)
+    origin = f"{path} {record.where}"
+    problems: list[Problem] = []
+    if "id" in variables:
+        case_id = variables.pop("id")
+        # A JSON or TOML row may number its cases; the id is text either way.
+        if isinstance(case_id, int) and not isinstance(case_id, bool):
+            case_id = str(case_id)
+    else:
+        assert table.id_template is not None  # expand_cases refused the file otherwise
+        case_id = _render(
+            renderer, table.id_template, variables, ("suite", "id_template"), problems
+        )
+    data: dict[str, Any] = {"id": case_id, "vars": variables}
+    context = {**variables, "id": case_id}
+    for key, value in template.items():
+        data[key] = _render(renderer, value, context, ("suite", "case_template", key), problems)
+    label = case_id if isinstance(case_id, str) else record.where
+    return RawCase(data, label, origin, problems=problems)
+
+
+def _apply_defaults(renderer: Renderer, case: RawCase, defaults: dict[str, Any]) -> None:
+    for key in _DEFAULT_SETTINGS:
+        if key in defaults and key not in case.data:
+            case.data[key] = defaults[key]
+    if "assert" in defaults:
+        variables = case.data.get("vars", {})
+        context = {**(variables if isinstance(variables, dict) else {}), "id": case.data.get("id")}
+        rendered = _render(
+            renderer, defaults["assert"], context, ("suite", "defaults", "assert"), case.problems
+        )
+        case.default_assertions = list(rendered)
+
+
+def _render(
+    renderer: Renderer,
+    value: Any,
+    context: dict[str, Any],
+    where: tuple[int | str, ...],
+    problems: list[Problem],
+) -> Any:
+    out, found = renderer.render(value, context)
+    problems.extend(((*where, *loc), message) for loc, message in found)
+    return out

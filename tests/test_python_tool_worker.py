@@ -70,6 +70,9 @@ def pid():
 def boom(message):
     raise LookupError(message)
 
+def ask():
+    return input()
+
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 """
 
@@ -158,6 +161,16 @@ def test_an_exception_is_a_tool_error_and_the_worker_stays(suite_dir: Path) -> N
             t.run({"message": "no order Z-9"}, context())
         with pytest.raises(ToolFailedError, match="LookupError: again"):
             t.run({"message": "again"}, context())
+    finally:
+        t.close()
+
+
+def test_input_in_a_tool_reads_nothing_and_the_next_call_still_works(suite_dir: Path) -> None:
+    t = tool(suite_dir, "ask")
+    try:
+        for _ in range(2):  # the protocol's next line was not taken for the tool's input
+            with pytest.raises(ToolFailedError, match="EOFError"):
+                t.run({}, context())
     finally:
         t.close()
 

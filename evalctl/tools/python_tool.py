@@ -180,20 +180,24 @@ class PythonTool:
         """Stop this tool's idle workers (one in a call stops when its call ends)."""
         _stop_workers(self._idle, self._lock)
 
-    def _take(self) -> _Worker:
+    def _take(self, ctx: ToolContext) -> _Worker:
         with self._lock:
             while self._idle:
                 worker = self._idle.pop()
                 if worker.proc.poll() is None:
                     return worker
                 worker.stop()
+        # Not the call's timeout (a 0.5 s tool may take longer to import), but never past
+        # the case's own time.
+        left = ctx.time_left()
+        start_timeout = _START_TIMEOUT_S if left is None else min(_START_TIMEOUT_S, left)
         worker = _Worker(self._spec, self._suite_dir, tool_environment(self._decl.env))
         try:
-            ready = worker.request(None, _START_TIMEOUT_S, _REPLY_OVERHEAD)
+            ready = worker.request(None, start_timeout, _REPLY_OVERHEAD)
         except TimeoutError:
             worker.stop()
             raise ToolFailedError(
-                f"importing {self._spec!r} did not finish in {_START_TIMEOUT_S:g}s"
+                f"importing {self._spec!r} did not finish in {start_timeout:g}s"
             ) from None
         except (EOFError, ValueError, OverflowError):
             raise self._died(worker, "while importing its module") from None
@@ -217,7 +221,7 @@ class PythonTool:
         if timeout <= 0:
             raise ToolFailedError("timed out: the case has no time left")
         limit = output_limit(self._decl, ctx.settings)
-        worker = self._take()
+        worker = self._take(ctx)
         try:
             reply = worker.request({"arguments": arguments}, timeout, limit + _REPLY_OVERHEAD)
         except TimeoutError:

@@ -98,10 +98,10 @@ def call(func: Callable[..., Any], arguments: dict[str, Any], max_depth: int) ->
         return "error", f"the tool returned a value that is not JSON: {exc}"
 
 
-def _read_calls(lines: queue.Queue[str]) -> None:
+def _read_calls(source: IO[str], lines: queue.Queue[str]) -> None:
     # On its own thread so that evalctl closing the pipe (or dying) ends this process even
     # while a call runs.
-    for line in sys.stdin:
+    for line in source:
         lines.put(line)
     os._exit(0)
 
@@ -125,6 +125,12 @@ def main(argv: list[str]) -> None:
     # C library's writes) land in the tool's own log, never in a reply.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    # Likewise the calls come in on a copy of stdin, and the tool's stdin is empty: an
+    # input() in the tool must neither block nor swallow the next call.
+    calls = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     # Started as a file, Python put this file's directory first on the path; the tool must
     # see the path evalctl would have given it.
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
@@ -136,7 +142,7 @@ def main(argv: list[str]) -> None:
         return
     _send(out, {"ok": True})
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=_read_calls, args=(lines,), daemon=True).start()
+    threading.Thread(target=_read_calls, args=(calls, lines), daemon=True).start()
     while True:
         request = json.loads(lines.get())
         status, text = call(func, request["arguments"], max_depth)

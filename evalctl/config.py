@@ -1,7 +1,10 @@
-"""Settings: `evalctl.toml` in the working directory (optional), then environment variables.
+"""Settings: `evalctl.toml` (optional), then environment variables.
 
-The directory holding `evalctl.toml` is the project directory: the `plugins` it names are
-imported from there first (`evalctl.plugin_loader.configure`)."""
+`evalctl.toml` is looked for in the working directory, then in each directory above it up to
+the repository's root (the first holding `.git`), as git finds its own directory: a command
+run from a subdirectory of the project reads the project's settings. The directory holding
+it is the project directory: the `plugins` it names are imported from there first
+(`evalctl.plugin_loader.configure`), and its relative paths (`cases_dir`, ...) start there."""
 
 from __future__ import annotations
 
@@ -169,7 +172,7 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     env = os.environ if env is None else env
     base = cwd or Path.cwd()
     data: dict[str, object] = {}
-    path = base / CONFIG_FILE
+    path = find_config(base) or base / CONFIG_FILE
     if path.exists():
         data = userfiles.read_toml(path, what="settings file")
     try:
@@ -180,6 +183,8 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
         raise BadInputError(err["msg"], file=str(path), field=field) from None
     if path.is_file():
         settings._config_file = path
+        if path.parent != base:
+            _rebase(settings, path.parent)
     secrets.configure(settings.redact_env)
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
@@ -188,6 +193,27 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     if env.get("EVALCTL_GEMINI_BASE_URL"):
         settings.providers.gemini_base_url = env["EVALCTL_GEMINI_BASE_URL"]
     return settings
+
+
+def find_config(start: Path) -> Path | None:
+    """The `evalctl.toml` nearest above `start` (itself included), searching no higher than
+    the repository's root, so a stray file above a checkout is never read."""
+    for directory in (start, *start.absolute().parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            return candidate if directory == start else candidate.absolute()
+        if (directory / ".git").exists():
+            return None
+    return None
+
+
+def _rebase(settings: Settings, project_dir: Path) -> None:
+    """Relative paths in a project's evalctl.toml name places in the project, wherever in it
+    the command runs."""
+    for name in ("cases_dir", "baselines_dir", "results_dir", "home"):
+        value = getattr(settings, name)
+        if not value.is_absolute():
+            setattr(settings, name, project_dir / value)
 
 
 def ensure_private_dir(path: Path) -> Path:

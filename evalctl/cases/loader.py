@@ -346,7 +346,14 @@ def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
     files: list[Path] = []
     for target in targets:
         if target.is_dir():
-            files.extend(sorted(target.glob("*.toml")))
+            found = sorted(target.glob("*.toml"))
+            if not found:
+                # "ok 0 cases" would let a mistyped path pass CI without running anything.
+                raise BadInputError(
+                    "no suite files (*.toml) in this directory; its subdirectories are not read",
+                    file=str(target),
+                )
+            files.extend(found)
         elif target.is_file():
             files.append(target)
         else:

@@ -59,7 +59,8 @@ def nest(depth):
     return value
 
 def weird(kind):
-    return {"set": {1}, "bytes": b"x", "object": object(), "tuple": (1, 2)}[kind]
+    return {"set": {1}, "bytes": b"x", "object": object(), "tuple": (1, 2),
+            "surrogate": "a\\udcffb"}[kind]
 
 def echo(value):
     return value
@@ -219,6 +220,12 @@ def test_a_value_nested_past_the_limit_is_a_tool_error(suite_dir: Path) -> None:
 @pytest.mark.parametrize("kind", ["set", "bytes", "object"])
 def test_a_value_that_is_not_json_is_a_tool_error(suite_dir: Path, kind: str) -> None:
     assert "not JSON" in failure(tool(suite_dir, "weird"), kind=kind)
+
+
+def test_text_that_is_not_unicode_comes_back_replaced(suite_dir: Path) -> None:
+    value = call(tool(suite_dir, "weird"), kind="surrogate")
+    assert value.startswith("a") and value.endswith("b") and "\ufffd" in value
+    assert call(tool(suite_dir, "weird"), kind="tuple") == [1, 2]
 
 
 def test_a_worker_serves_calls_until_the_tool_is_closed(suite_dir: Path) -> None:

@@ -93,9 +93,12 @@ def call(func: Callable[..., Any], arguments: dict[str, Any], max_depth: int) ->
     if too_deep(value, max_depth):
         return "error", f"the tool returned a value nested more than {max_depth} levels deep"
     try:
-        return "ok", json.dumps(value, ensure_ascii=False, sort_keys=True)
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:
         return "error", f"the tool returned a value that is not JSON: {exc}"
+    # A lone surrogate (a file name decoded with surrogateescape) is not UTF-8: shown as
+    # U+FFFD, as a command's undecodable bytes are, rather than breaking the reply.
+    return "ok", text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _read_calls(source: IO[str], lines: queue.Queue[str]) -> None:

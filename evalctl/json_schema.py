@@ -20,6 +20,11 @@ from urllib.parse import unquote
 # Keywords whose subschemas apply to the same value as the schema holding them.
 _IN_PLACE_ONE = ("not", "if", "then", "else")
 _IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+# Keywords that refer to another schema, and those that name a place to refer to.
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
+_ANCHORS = ("$anchor", "$dynamicAnchor")
+# Keywords whose values are data, not schemas: a `{"$ref": ...}` in them refers to nothing.
+_DATA = frozenset(("const", "enum", "default", "examples"))
 
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
@@ -39,6 +44,7 @@ def validation_errors(schema: dict[str, Any], value: Any, limit: int = 5) -> lis
     """Every way `value` breaks `schema` (the first `limit`), each with its JSON path."""
     import jsonschema
     import referencing
+    import referencing.exceptions
 
     cls = jsonschema.validators.validator_for(schema)
     # `pattern` and `patternProperties` run the suite's regexes on the model's answer: under
@@ -50,7 +56,13 @@ def validation_errors(schema: dict[str, Any], value: Any, limit: int = 5) -> lis
     # empty `Registry` retrieves nothing: whatever reaches here, nothing is ever fetched.
     registry: referencing.Registry[Any] = referencing.Registry()
     validator = cls(schema, registry=registry)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    except (referencing.exceptions.Unresolvable, RecursionError) as exc:
+        # What `schema_problem` cannot follow (a reference into an embedded `$id`): the
+        # value fails with the reason, rather than the run ending on it.
+        why = "it refers to itself without end" if isinstance(exc, RecursionError) else exc
+        return [f"(schema): cannot be checked: {why}"]
     out = []
     for err in errors[:limit]:
         where = ".".join(str(p) for p in err.absolute_path) or "(root)"
@@ -109,26 +121,33 @@ def _bounded_pattern_properties(
 
 def reference_problem(schema: dict[str, Any]) -> str | None:
     """A `$ref` that is remote, does not resolve, or loops on the same value; or None."""
-    root_id = schema.get("$id") if isinstance(schema.get("$id"), str) else None
     nodes = list(_subschemas(schema))
-    anchors = {_anchor_of(node): node for node, _ in nodes if _anchor_of(node)}
-    targets: dict[int, dict[str, Any]] = {}
+    ids = {_base(n["$id"]) for n, _ in nodes if isinstance(n.get("$id"), str)} - {""}
+    # An embedded resource (a `$id` below the root) moves the base its references resolve
+    # against: those are only checked for staying inside, the rest when values are checked.
+    embedded = any(isinstance(n.get("$id"), str) and _base(n["$id"]) for n, _ in nodes[1:])
+    anchors = {a: n for n, _ in nodes for a in _anchors_of(n)}
+    targets: dict[int, list[dict[str, Any]]] = {}
     where_of: dict[int, str] = {}
     for node, where in nodes:
         where_of[id(node)] = where
-        ref = node.get("$ref")
-        if not isinstance(ref, str):
-            continue
-        base, _, fragment = ref.partition("#")
-        if base and base != root_id:
-            return (
-                f"$ref {ref!r} (at {where}) points outside the schema: remote and file "
-                "references are refused, put the definition under $defs and use '#/$defs/...'"
-            )
-        target = _resolve(schema, unquote(fragment), anchors)
-        if target is None:
-            return f"$ref {ref!r} (at {where}) does not resolve to anything in the schema"
-        targets[id(node)] = target
+        for keyword in _REFERENCES:
+            ref = node.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            base, _, fragment = ref.partition("#")
+            if base and base not in ids:
+                return (
+                    f"{keyword} {ref!r} (at {where}) points outside the schema: remote and file "
+                    "references are refused, put the definition under $defs and use "
+                    "'#/$defs/...'"
+                )
+            if embedded:
+                continue
+            target = _resolve(schema, unquote(fragment), anchors)
+            if target is None:
+                return f"{keyword} {ref!r} (at {where}) does not resolve to anything in the schema"
+            targets.setdefault(id(node), []).append(target)
     loop = _same_value_loop(nodes, targets)
     if loop is not None:
         return (
@@ -138,12 +157,16 @@ def reference_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def _anchor_of(node: dict[str, Any]) -> str | None:
-    anchor = node.get("$anchor")
-    if isinstance(anchor, str):
-        return anchor
+def _base(uri: str) -> str:
+    return uri.partition("#")[0]
+
+
+def _anchors_of(node: dict[str, Any]) -> list[str]:
+    names = [node[k] for k in _ANCHORS if isinstance(node.get(k), str)]
     ident = node.get("$id")  # drafts 6 and 7 spell a plain-name anchor as "$id": "#name"
-    return ident[1:] if isinstance(ident, str) and ident.startswith("#") else None
+    if isinstance(ident, str) and ident.startswith("#"):
+        names.append(ident[1:])
+    return names
 
 
 def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
@@ -153,13 +176,13 @@ def _subschemas(schema: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
         value, where = stack.pop()
         if isinstance(value, dict):
             yield value, where
-            stack.extend((v, f"{where}/{k}") for k, v in value.items())
+            stack.extend((v, f"{where}/{k}") for k, v in value.items() if k not in _DATA)
         elif isinstance(value, list):
             stack.extend((v, f"{where}/{i}") for i, v in enumerate(value))
 
 
 def _resolve(
-    schema: dict[str, Any], fragment: str, anchors: dict[str | None, dict[str, Any]]
+    schema: dict[str, Any], fragment: str, anchors: dict[str, dict[str, Any]]
 ) -> dict[str, Any] | None:
     if fragment and not fragment.startswith("/"):
         return anchors.get(fragment)
@@ -175,9 +198,11 @@ def _resolve(
     return node if isinstance(node, dict) else None
 
 
-def _in_place(node: dict[str, Any], targets: dict[int, dict[str, Any]]) -> Iterator[dict[str, Any]]:
+def _in_place(
+    node: dict[str, Any], targets: dict[int, list[dict[str, Any]]]
+) -> Iterator[dict[str, Any]]:
     """The subschemas `node` applies to the very value it is checking."""
-    found: list[Any] = [targets.get(id(node))]
+    found: list[Any] = list(targets.get(id(node), []))
     found += [node.get(key) for key in _IN_PLACE_ONE]
     for key in _IN_PLACE_MANY:
         if isinstance(node.get(key), list):
@@ -188,7 +213,7 @@ def _in_place(node: dict[str, Any], targets: dict[int, dict[str, Any]]) -> Itera
 
 
 def _same_value_loop(
-    nodes: list[tuple[dict[str, Any], str]], targets: dict[int, dict[str, Any]]
+    nodes: list[tuple[dict[str, Any], str]], targets: dict[int, list[dict[str, Any]]]
 ) -> dict[str, Any] | None:
     """A node on a cycle of subschemas that all apply to one value, or None."""
     done: set[int] = set()

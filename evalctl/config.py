@@ -110,9 +110,12 @@ class Settings(BaseModel):
     baselines_dir: Path = Path("baselines")
     results_dir: Path = Path("results")
     local_model: str | None = None
-    # llama.cpp threads for the local daemon (generation and prompt evaluation); default:
-    # the physical cores this process may use. EVALCTL_LOCAL_THREADS overrides it.
+    # llama.cpp threads for the local daemon's generation; default: the physical cores this
+    # process may use, less busy ones. EVALCTL_LOCAL_THREADS overrides it.
     local_threads: int | None = Field(default=None, ge=1)
+    # Its threads for prompt evaluation; default: as many as generation gets.
+    # EVALCTL_LOCAL_THREADS_BATCH overrides it (docs/hardware.md, "Threads").
+    local_threads_batch: int | None = Field(default=None, ge=1)
     # Layers of the local model to offload to a GPU: -1 every one, 0 none. Default: every
     # one where the llama.cpp build can offload (CUDA, Metal), else none.
     # EVALCTL_LOCAL_GPU_LAYERS overrides it.

@@ -25,7 +25,14 @@ server_app = typer.Typer(help="Run and manage the local inference daemon.", no_a
 IDLE = typer.Option("--idle-timeout", help="Exit after this long without requests (0: never).")
 THREADS = typer.Option(
     "--threads",
-    help="llama.cpp threads (default: the physical cores this process may use, less busy ones).",
+    help="llama.cpp threads for generation (default: the physical cores this process may "
+    "use, less busy ones).",
+)
+THREADS_BATCH = typer.Option(
+    "--threads-batch",
+    min=1,
+    help="llama.cpp threads for prompt evaluation (default: as many as --threads; "
+    "EVALCTL_LOCAL_THREADS_BATCH, local_threads_batch in evalctl.toml).",
 )
 N_CTX = typer.Option("--n-ctx", help="Context window in tokens.")
 GPU_LAYERS = typer.Option(
@@ -50,6 +57,7 @@ def _provider(
     *,
     idle: str = "5m",
     threads: int | None = None,
+    threads_batch: int | None = None,
     n_ctx: int = 4096,
     gpu_layers: int | None = None,
     verify_file: bool = True,
@@ -67,6 +75,15 @@ def _provider(
                 f"EVALCTL_LOCAL_GPU_LAYERS must be an integer (-1: all layers), not {env!r}",
                 field="EVALCTL_LOCAL_GPU_LAYERS",
             ) from None
+    if threads_batch is None:
+        env = options.environ().get("EVALCTL_LOCAL_THREADS_BATCH")
+        try:
+            threads_batch = int(env) if env else settings.local_threads_batch
+        except ValueError:
+            raise BadInputError(
+                f"EVALCTL_LOCAL_THREADS_BATCH must be an integer, not {env!r}",
+                field="EVALCTL_LOCAL_THREADS_BATCH",
+            ) from None
     resolved = resolve(model or settings.local_model)
     if verify_file:
         sha = verify(resolved)
@@ -79,6 +96,7 @@ def _provider(
         sha,
         n_ctx=n_ctx,
         n_threads=threads,
+        n_threads_batch=threads_batch,
         n_gpu_layers=gpu_layers,
         idle_timeout_s=_duration(idle, "--idle-timeout"),
     )
@@ -103,6 +121,7 @@ def serve(
     socket: Annotated[Path, typer.Option("--socket", help="Unix socket to listen on.")],
     idle_timeout: Annotated[str, IDLE] = "5m",
     threads: Annotated[int | None, THREADS] = None,
+    threads_batch: Annotated[int | None, THREADS_BATCH] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
     gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
     log: Annotated[
@@ -126,6 +145,7 @@ def serve(
             grace_s=_duration(grace, "--grace"),
             n_ctx=n_ctx,
             n_threads=threads,
+            n_threads_batch=threads_batch,
             n_gpu_layers=gpu_layers,
             log_path=log,
         )
@@ -137,13 +157,19 @@ def start(
     model: Annotated[str | None, options.MODEL] = None,
     idle_timeout: Annotated[str, IDLE] = "5m",
     threads: Annotated[int | None, THREADS] = None,
+    threads_batch: Annotated[int | None, THREADS_BATCH] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
     gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Start the daemon for a model (if not running) and wait until it is ready."""
     provider = _provider(
-        model, idle=idle_timeout, threads=threads, n_ctx=n_ctx, gpu_layers=gpu_layers
+        model,
+        idle=idle_timeout,
+        threads=threads,
+        threads_batch=threads_batch,
+        n_ctx=n_ctx,
+        gpu_layers=gpu_layers,
     )
     try:
         emit(provider.ensure_running(), as_json, _render_status)

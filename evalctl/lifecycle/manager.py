@@ -58,6 +58,8 @@ class DaemonSpec:
     model_sha256: str
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int | None = None
+    # Prompt evaluation threads; None: as many as generation.
+    n_threads_batch: int | None = None
     # None: the daemon decides (every layer where its build can offload, else none).
     n_gpu_layers: int | None = None
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
@@ -79,6 +81,7 @@ class DaemonStatus(BaseModel):
     model_size_bytes: int = 0
     n_ctx: int = 0
     n_threads: int = 0
+    n_threads_batch: int = 0
     backend: str = ""
     backend_version: str = ""
     version: str = ""
@@ -220,6 +223,7 @@ class DaemonManager:
             grace_s=spec.grace_s,
             n_ctx=spec.n_ctx,
             n_threads=spec.n_threads,
+            n_threads_batch=spec.n_threads_batch,
             n_gpu_layers=spec.n_gpu_layers,
             log_path=self.paths.log,
             lock_fd=lock_fd,
@@ -390,6 +394,8 @@ class DaemonManager:
             model_size_bytes=int(r.model_size_bytes),
             n_ctx=int(r.n_ctx),
             n_threads=int(r.n_threads),
+            # A daemon older than the field used n_threads for prompts too.
+            n_threads_batch=int(r.n_threads_batch) or int(r.n_threads),
             backend=str(r.backend),
             backend_version=str(r.backend_version),
             version=str(r.version),

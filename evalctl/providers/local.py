@@ -55,6 +55,7 @@ class LocalProvider:
         *,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         n_gpu_layers: int | None = None,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         start_timeout_s: float | None = None,
@@ -67,6 +68,7 @@ class LocalProvider:
             model_sha256=sha256,
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_threads_batch=n_threads_batch,
             n_gpu_layers=n_gpu_layers,
             idle_timeout_s=idle_timeout_s,
         )
@@ -162,8 +164,10 @@ class LocalProvider:
         if status is None or not status.running:
             current = self.manager.status()
             status = current if current.running else status
+        threads = self._threads or self._spec.n_threads or default_threads()
         info: dict[str, Any] = {
-            "threads": self._threads or self._spec.n_threads or default_threads(),
+            "threads": threads,
+            "threads_batch": self._spec.n_threads_batch or threads,
         }
         if status is not None and status.running:
             info.update(
@@ -171,6 +175,7 @@ class LocalProvider:
                 system_info=status.system_info or None,
                 cpu=status.cpu_model or None,
                 threads=status.n_threads or info["threads"],
+                threads_batch=status.n_threads_batch or info["threads_batch"],
                 batch_size=status.n_batch or None,
                 gpu_layers=status.n_gpu_layers,
             )
@@ -181,11 +186,18 @@ class LocalProvider:
         KV-cache prefix reuse, GPU layers, measured speeds."""
         chosen = self._spec.n_threads
         threads = self._threads or chosen or default_threads()
+        status = self._status
+        batch = (status.n_threads_batch if status is not None else 0) or (
+            self._spec.n_threads_batch or threads
+        )
         return {
             "threads": threads,
             "threads_from": "setting"
             if chosen
             else "default: physical cores in affinity, less busy ones",
+            # Prompt evaluation's threads; unset, generation's count.
+            "threads_batch": batch,
+            "threads_batch_from": "setting" if self._spec.n_threads_batch else "default: threads",
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
             # Layers really offloaded, as the daemon reports them (None: not started).
@@ -271,6 +283,15 @@ def _gpu_layers(text: str | None) -> int | None:
     return layers
 
 
+def _threads_batch(text: str | None) -> int | None:
+    if text is None:
+        return None
+    count = int(text)
+    if count < 1:
+        raise ValueError(f"prompt threads must be 1 or more, not {count}")
+    return count
+
+
 def create(options: ProviderOptions) -> LocalProvider:
     """Resolve and verify the model (SHA256) first: nothing loads an unverified file."""
     resolved = resolve(options.model or options.settings.local_model)
@@ -278,6 +299,9 @@ def create(options: ProviderOptions) -> LocalProvider:
     threads = _setting(options.extra, options.env, "threads", "EVALCTL_LOCAL_THREADS")
     if threads is None and options.settings.local_threads is not None:
         threads = str(options.settings.local_threads)
+    batch = _setting(options.extra, options.env, "threads_batch", "EVALCTL_LOCAL_THREADS_BATCH")
+    if batch is None and options.settings.local_threads_batch is not None:
+        batch = str(options.settings.local_threads_batch)
     n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
     gpu_layers = _setting(options.extra, options.env, "gpu_layers", "EVALCTL_LOCAL_GPU_LAYERS")
     if gpu_layers is None and options.settings.local_gpu_layers is not None:
@@ -290,13 +314,15 @@ def create(options: ProviderOptions) -> LocalProvider:
             sha256,
             n_ctx=int(n_ctx) if n_ctx else DEFAULT_N_CTX,
             n_threads=int(threads) if threads else None,
+            n_threads_batch=_threads_batch(batch),
             n_gpu_layers=_gpu_layers(gpu_layers),
             idle_timeout_s=parse_duration(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
         )
     except ValueError as exc:
         raise BadInputError(
             f"invalid local provider setting: {exc}",
-            hint="EVALCTL_LOCAL_THREADS (or local_threads in evalctl.toml), "
-            "EVALCTL_LOCAL_N_CTX and EVALCTL_LOCAL_GPU_LAYERS (-1: all) take integers; "
+            hint="EVALCTL_LOCAL_THREADS and EVALCTL_LOCAL_THREADS_BATCH (or local_threads and "
+            "local_threads_batch in evalctl.toml), EVALCTL_LOCAL_N_CTX and "
+            "EVALCTL_LOCAL_GPU_LAYERS (-1: all) take integers; "
             "EVALCTL_IDLE_TIMEOUT a duration such as 5m",
         ) from None

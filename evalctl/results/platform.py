@@ -27,6 +27,8 @@ class Platform(BaseModel):
     cpu_features: list[str] = Field(default_factory=list)
     cpu: str | None = None
     threads: int | None = None
+    # Prompt evaluation's threads (`threads` counts generation's).
+    threads_batch: int | None = None
     batch_size: int | None = None
     gpu_layers: int | None = None
     # Cloud APIs: the backend fingerprints the API reported over the run (OpenAI's
@@ -65,6 +67,7 @@ _COMPARED = (
     "cpu_features",
     "cpu",
     "threads",
+    "threads_batch",
     "batch_size",
     "gpu_layers",
     "system_fingerprints",

@@ -71,6 +71,7 @@ class Daemon:
                 model_name=options.model_name or options.model_path.stem,
                 n_ctx=options.n_ctx,
                 n_threads=options.n_threads,
+                n_threads_batch=options.n_threads_batch,
                 n_gpu_layers=hardware.default_gpu_layers(options.n_gpu_layers),
             )
         )
@@ -91,6 +92,7 @@ class Daemon:
             idle_timeout_s=opts.idle_timeout_s,
             n_ctx=opts.n_ctx,
             n_threads=opts.n_threads,
+            n_threads_batch=opts.n_threads_batch,
             n_gpu_layers=self.engine.config.n_gpu_layers,
         )
         try:
@@ -238,6 +240,7 @@ class Daemon:
             warm_up_ms=round((time.monotonic() - loaded) * 1000, 1),
             n_ctx=self.engine.n_ctx,
             n_threads=self.engine.n_threads,
+            n_threads_batch=self.engine.n_threads_batch,
             n_gpu_layers=self.engine.gpu_layers,
             gen_tokens_per_s=round(self.engine.speed.gen_tokens_per_s, 2),
             prompt_tokens_per_s=round(self.engine.speed.prompt_tokens_per_s, 2),

@@ -73,6 +73,8 @@ class EngineConfig:
     # None: default_threads() (the physical cores this process may use). Tests on busy
     # machines pass 1.
     n_threads: int | None = None
+    # Prompt evaluation threads (n_threads_batch); None: the same count as generation.
+    n_threads_batch: int | None = None
     n_batch: int = 512
     # Layers to offload to a GPU: -1 every one, 0 none (a CPU-only build offloads none
     # whatever this says; `gpu_layers` reports what it really did).
@@ -137,6 +139,12 @@ class Engine:
     def n_threads(self) -> int:
         return int(self._llm.n_threads) if self._llm is not None else self.config.n_threads or 0
 
+    @property
+    def n_threads_batch(self) -> int:
+        if self._llm is not None:
+            return int(self._llm.n_threads_batch)
+        return self.config.n_threads_batch or self.config.n_threads or 0
+
     def load(self) -> None:
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -149,13 +157,15 @@ class Engine:
             "seed": 0,
             "verbose": False,
         }
-        # Prompt evaluation uses as many threads as generation: both default to the physical
-        # cores this process may use (evalctl.server.threads); an explicit count overrides
-        # both, e.g. 1 on a machine other work keeps busy, where ggml's busy-waiting threads
-        # stall each other.
+        # Generation defaults to the physical cores this process may use, less busy ones
+        # (evalctl.server.threads); an explicit count overrides it, e.g. 1 on a machine
+        # other work keeps busy, where ggml's busy-waiting threads stall each other. Prompt
+        # evaluation is a batched matrix product that scales differently with cores (on a
+        # 16-core Xeon a prompt-heavy suite ran faster on 2 threads than on 16), so it has a
+        # count of its own; unset, it is generation's, as it always was.
         threads = self.config.n_threads or default_threads()
         kwargs["n_threads"] = threads
-        kwargs["n_threads_batch"] = threads
+        kwargs["n_threads_batch"] = self.config.n_threads_batch or threads
         llm = llama_cpp.Llama(**kwargs)
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         eos_id, bos_id = llm.token_eos(), llm.token_bos()

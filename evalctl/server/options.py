@@ -43,6 +43,9 @@ class DaemonOptions:
     grace_s: float = DEFAULT_GRACE_S
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int | None = None
+    # Threads for prompt evaluation (llama.cpp's n_threads_batch); None: as many as
+    # generation gets (`n_threads` or its default).
+    n_threads_batch: int | None = None
     # Layers to offload to a GPU: -1 every one, 0 none; None: every one when this
     # llama.cpp build can offload, else none (evalctl.server.hardware.default_gpu_layers).
     n_gpu_layers: int | None = None
@@ -72,6 +75,7 @@ class DaemonOptions:
             "--model-name": self.model_name,
             "--model-sha256": self.model_sha256,
             "--threads": self.n_threads,
+            "--threads-batch": self.n_threads_batch,
             "--gpu-layers": self.n_gpu_layers,
             "--log": self.log_path,
             "--lock-fd": self.lock_fd,
@@ -103,7 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=_duration_arg, default=DEFAULT_IDLE_TIMEOUT_S)
     p.add_argument("--grace", type=_duration_arg, default=DEFAULT_GRACE_S)
     p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=int, default=None, help="generation threads")
+    p.add_argument(
+        "--threads-batch", type=int, default=None, help="prompt threads (default: --threads)"
+    )
     p.add_argument("--gpu-layers", type=int, default=None, help="-1: all; default: all if offload")
     p.add_argument("--model-name", default="")
     p.add_argument("--model-sha256", default="")
@@ -123,6 +130,7 @@ def parse_argv(argv: list[str]) -> DaemonOptions:
         grace_s=ns.grace,
         n_ctx=ns.n_ctx,
         n_threads=ns.threads,
+        n_threads_batch=ns.threads_batch,
         n_gpu_layers=ns.gpu_layers,
         log_path=ns.log,
         lock_fd=ns.lock_fd,

@@ -180,6 +180,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             idle_timeout_s=self._info.idle_timeout_s,
             socket_path=self._info.socket_path,
             n_threads=self._engine.n_threads,
+            n_threads_batch=self._engine.n_threads_batch,
             system_info=self._system_info,
             cpu_model=self._cpu_model,
             n_batch=self._engine.config.n_batch,

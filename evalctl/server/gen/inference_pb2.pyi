@@ -148,7 +148,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s")
+    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s", "n_threads_batch")
     READY_FIELD_NUMBER: _ClassVar[int]
     MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +172,7 @@ class GetStatusResponse(_message.Message):
     GPU_OFFLOAD_SUPPORTED_FIELD_NUMBER: _ClassVar[int]
     GEN_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    N_THREADS_BATCH_FIELD_NUMBER: _ClassVar[int]
     ready: bool
     model_name: str
     model_sha256: str
@@ -195,7 +196,8 @@ class GetStatusResponse(_message.Message):
     gpu_offload_supported: bool
     gen_tokens_per_s: float
     prompt_tokens_per_s: float
-    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ...) -> None: ...
+    n_threads_batch: int
+    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ..., n_threads_batch: _Optional[int] = ...) -> None: ...
 
 class ShutdownRequest(_message.Message):
     __slots__ = ("grace_s",)

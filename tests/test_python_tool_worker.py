@@ -74,6 +74,10 @@ def boom(message):
 def ask():
     return input()
 
+def vanish(code):
+    print("about to go")
+    os._exit(code)
+
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 """
 
@@ -162,6 +166,20 @@ def test_an_exception_is_a_tool_error_and_the_worker_stays(suite_dir: Path) -> N
             t.run({"message": "no order Z-9"}, context())
         with pytest.raises(ToolFailedError, match="LookupError: again"):
             t.run({"message": "again"}, context())
+    finally:
+        t.close()
+
+
+def test_a_worker_that_dies_mid_call_is_a_tool_error_and_is_replaced(suite_dir: Path) -> None:
+    t = tool(suite_dir, "vanish")
+    try:
+        with pytest.raises(ToolFailedError) as info:
+            t.run({"code": 7}, context())
+        assert str(info.value) == (
+            "the tool's process ended with status 7 during the call: about to go"
+        )
+        with pytest.raises(ToolFailedError, match="status 8"):  # a fresh worker took the call
+            t.run({"code": 8}, context())
     finally:
         t.close()
 

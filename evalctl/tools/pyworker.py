@@ -128,6 +128,10 @@ def main(argv: list[str]) -> None:
     # C library's writes) land in the tool's own log, never in a reply.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    # Written as printed: a worker that dies (os._exit, a crash) leaves its last words in
+    # the log, quoted in the tool error.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     # Likewise the calls come in on a copy of stdin, and the tool's stdin is empty: an
     # input() in the tool must neither block nor swallow the next call.
     calls = os.fdopen(os.dup(0), "r", encoding="utf-8")

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evalctl.json_schema import reference_problem, schema_problem, validation_errors
 from evalctl.tools.base import CUT, RECORD_NESTING, capped
@@ -387,3 +389,49 @@ def test_a_schema_validation_cannot_follow_fails_the_value_instead_of_crashing()
     assert schema_problem({**schema, "$ref": "https://x.test/e"}) is None
     [error] = validation_errors({**schema, "$ref": "https://x.test/e"}, 1)
     assert error.startswith("(schema): cannot be checked: PointerToNowhere")
+
+
+# --- fuzzing: whatever validation lets through, checking a value against it ends ------------
+
+_POINTERS = ["#", "#/$defs/a", "#/$defs/b", "#/properties/x", "#/allOf/0", "#/items", "#/not"]
+_VALUES = st.recursive(
+    st.none() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("xy"), inner),
+    max_leaves=8,
+)
+
+
+def _schemas() -> st.SearchStrategy[dict[str, Any]]:
+    leaf = st.fixed_dictionaries({}, optional={
+        "type": st.sampled_from(["object", "array", "string", "integer"]),
+        "$ref": st.sampled_from(_POINTERS),
+    })  # fmt: skip
+    return st.recursive(
+        leaf,
+        lambda inner: st.fixed_dictionaries(
+            {},
+            optional={
+                "$ref": st.sampled_from(_POINTERS),
+                "properties": st.fixed_dictionaries({}, optional={"x": inner, "y": inner}),
+                "items": inner,
+                "allOf": st.lists(inner, min_size=1, max_size=2),
+                "anyOf": st.lists(inner, min_size=1, max_size=2),
+                "not": inner,
+                "$defs": st.fixed_dictionaries({}, optional={"a": inner, "b": inner}),
+            },
+        ),
+        max_leaves=6,
+    )
+
+
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(schema=_schemas(), value=_VALUES)
+def test_a_schema_validation_accepts_can_check_any_value(
+    schema: dict[str, Any], value: Any
+) -> None:
+    if schema_problem(schema) is not None:
+        return  # refused at validation: exit 2, never run
+    errors = validation_errors(schema, value)
+    assert not any(e.startswith("(schema): cannot be checked") for e in errors), (schema, errors)

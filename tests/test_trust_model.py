@@ -435,3 +435,25 @@ def test_a_schema_validation_accepts_can_check_any_value(
         return  # refused at validation: exit 2, never run
     errors = validation_errors(schema, value)
     assert not any(e.startswith("(schema): cannot be checked") for e in errors), (schema, errors)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(depth=st.integers(min_value=0, max_value=400), leaf=_VALUES, as_dict=st.booleans())
+def test_any_recorded_value_reads_back(depth: int, leaf: Any, as_dict: bool) -> None:
+    from evalctl.userfiles import check_nesting
+
+    value = leaf
+    for _ in range(depth):
+        value = {"k": value} if as_dict else [value]
+    kept = capped(value)
+    check_nesting(kept, Path("results.json"), limit=RECORD_NESTING)  # raises past the limit
+    if depth + _depth(leaf) <= RECORD_NESTING:
+        assert kept == value
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0

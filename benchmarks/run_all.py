@@ -21,6 +21,7 @@ BENCHMARKS = (
     "bench_cli_startup.py",
     "bench_compare.py",
     "bench_local.py",
+    "bench_threads.py",
     "bench_concurrency.py",
     "bench_prefix.py",
 )

@@ -51,10 +51,15 @@ def _exits():
     sys.exit(3)
 
 
+def _interrupts():
+    raise KeyboardInterrupt
+
+
 def register(registry):
     registry.add_check("blocks", _Check("blocks", _blocks))
     registry.add_check("raises", _Check("raises", _raises))
     registry.add_check("exits", _Check("exits", _exits))
+    registry.add_check("interrupts", _Check("interrupts", _interrupts))
 """
 
 
@@ -76,6 +81,8 @@ def test_a_plugin_check_that_blocks_raises_or_exits_ends_in_error_naming_it(
         type = "raises"
         [[case.assert]]
         type = "exits"
+        [[case.assert]]
+        type = "interrupts"
         [[case.assert]]
         type = "contains"
         value = "hello"
@@ -99,6 +106,9 @@ def test_a_plugin_check_that_blocks_raises_or_exits_ends_in_error_naming_it(
         "check 'raises' of plugin 'stuck_checks' raised ValueError: the check's own bug"
     )
     assert exits["message"] == "check 'exits' of plugin 'stuck_checks' called sys.exit(3)"
+    assert checks["interrupts"]["message"] == (
+        "check 'interrupts' of plugin 'stuck_checks' raised KeyboardInterrupt"
+    )
 
 
 class _Waits:

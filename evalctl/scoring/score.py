@@ -79,8 +79,10 @@ def evaluate(
             box["result"] = check.evaluate(params, ctx)
         except SystemExit as exc:  # must not end evalctl, silently, with the plugin's code
             box["error"] = f"called sys.exit({exc.code!r})"
-        except Exception as exc:  # a plugin's check may raise anything
-            box["error"] = f"raised {type(exc).__name__}: {exc}"
+        except BaseException as exc:  # anything, KeyboardInterrupt too: on this thread it is
+            # the check's own raise (Ctrl-C reaches the main thread), and unhandled here it
+            # would print a raw thread traceback.
+            box["error"] = f"raised {type(exc).__name__}: {exc}".rstrip(": ")
 
     seconds = bounds.seconds()
     # A daemon thread: one that never returns must not hold evalctl's exit.

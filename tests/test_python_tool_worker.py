@@ -216,6 +216,23 @@ def test_a_tool_stuck_in_a_c_call_is_killed_and_the_next_call_gets_a_new_worker(
     assert isinstance(call(stuck_then_fine), int)
 
 
+def test_ctrl_c_during_a_call_stops_its_worker(suite_dir: Path) -> None:
+    import signal
+    import threading
+
+    stuck = tool(suite_dir, "pause", timeout_s=600)
+    # SIGINT reaches the main thread wherever it is: starting the worker or waiting on it.
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stuck.run({}, context())
+    finally:
+        timer.cancel()
+        stuck.close()
+    # no_worker_left: the interrupted call's worker is gone, not only at evalctl's exit.
+
+
 def test_the_case_deadline_bounds_a_call(suite_dir: Path) -> None:
     import time
 

@@ -201,6 +201,9 @@ class PythonTool:
             ) from None
         except (EOFError, ValueError, OverflowError):
             raise self._died(worker, "while importing its module") from None
+        except BaseException:
+            worker.stop()
+            raise
         if not ready.get("ok"):
             worker.stop()
             raise ToolFailedError(str(ready.get("error")))
@@ -232,6 +235,10 @@ class PythonTool:
             raise ToolFailedError(too_large(limit)) from None
         except (EOFError, ValueError):
             raise self._died(worker, "during the call") from None
+        except BaseException:
+            # Ctrl-C (or SIGTERM) while the call runs: its worker is in no known state.
+            worker.stop()
+            raise
         with self._lock:
             self._idle.append(worker)
         if not reply.get("ok"):

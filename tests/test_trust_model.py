@@ -191,6 +191,22 @@ def test_one_suite_name_in_two_named_files_is_refused_by_validate(
     assert str(tmp_path / "part2.toml") in _flat(checked.err)
 
 
+def test_an_unknown_default_suite_is_refused_by_validate_as_by_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _lay_out(tmp_path, {"s.toml": suite()})
+    (tmp_path / "evalctl.toml").write_text('default_suites = ["probe", "gone"]\n')
+    monkeypatch.chdir(tmp_path)
+    checked = run_cli(capsys, "cases", "validate")
+    ran = run_cli(capsys, "run", "--provider", "scripted", "--script", "replies.toml")
+    for result in (checked, ran):
+        assert result.code == 2, result.err
+        assert "unknown suite 'gone' (available: probe)" in result.err
+    assert "evalctl.toml: field 'default_suites'" in checked.err
+    # Given paths, a run runs what they hold, not the defaults: nothing to refuse.
+    assert run_cli(capsys, "cases", "validate", "cases").code == 0
+
+
 def test_the_environment_variable_is_the_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

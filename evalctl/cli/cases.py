@@ -17,6 +17,7 @@ from evalctl.cases.loader import (
     name_clashes,
     tool_exec_refusals,
 )
+from evalctl.cases.schema import Suite
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
@@ -131,6 +132,9 @@ def validate(
     problems.extend(name_clashes(suites))  # as `run` refuses them
     if no_tools_exec:
         problems.extend(tool_exec_refusals(suites))
+    if not problems and _paths(paths, cases) is None:
+        # A plain `run` runs evalctl.toml's default_suites: each must be among these.
+        problems.extend(_unknown_defaults(settings.default_suites, suites, settings.config_file))
     if problems:
         raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
     if script is not None:
@@ -147,6 +151,21 @@ def validate(
             f"[green]ok[/] {plural(r.cases, 'case')} in {plural(r.suites, 'suite')}"
         ),
     )
+
+
+def _unknown_defaults(
+    defaults: list[str], suites: list[Suite], config_file: Path | None
+) -> list[BadInputError]:
+    names = sorted(s.name for s in suites)
+    return [
+        BadInputError(
+            f"unknown suite {name!r} (available: {', '.join(names) or 'none'})",
+            file=str(config_file) if config_file else None,
+            field="default_suites",
+        )
+        for name in defaults
+        if name not in names
+    ]
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, TypeVar
 
 import typer
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from evalctl.baselines.comparison import (
@@ -71,6 +72,24 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
+def _print_table(table: Table) -> None:
+    """The table, or, when its case keys leave the other columns no room, each row as lines:
+    the key whole on its own line (never cut or folded letter by letter: it is what a reader
+    greps for), then the row's other cells, labelled by their headers."""
+    if Measurement.get(stdout, stdout.options.update_width(10_000), table).minimum <= stdout.width:
+        stdout.print(table)
+        return
+    if table.title:
+        stdout.print(table.title)
+    key_column, *others = table.columns
+    columns = [(column.header, list(column.cells)) for column in others]
+    for row, key in enumerate(key_column.cells):
+        stdout.print(key, soft_wrap=True)
+        labelled = [f"[dim]{header}[/] {cells[row]}" for header, cells in columns if cells[row]]
+        if labelled:
+            stdout.print("    " + " · ".join(labelled), soft_wrap=True)
+
+
 def _shown(items: list[T], limit: int | None) -> list[T]:
     return items if limit is None else items[:limit]
 
@@ -111,7 +130,7 @@ def _print_failures(changes: list[CaseChange]) -> None:
             continue
         stdout.print(escape(c.key), soft_wrap=True, highlight=False)
         for f in c.failures:
-            line = f"  {f.name}: expected {_short(f.expected)}, actual {_short(f.actual)}"
+            line = f"  {f.name}: expected {_excerpt(f.expected)}, actual {_short(f.actual)}"
             stdout.print(escape(line), soft_wrap=True, highlight=False)
             if f.reason:
                 stdout.print(escape(f"    {_short(f.reason)}"), soft_wrap=True, highlight=False)
@@ -120,7 +139,7 @@ def _print_failures(changes: list[CaseChange]) -> None:
 def _check_table(title: str, changes: list[CheckChange]) -> Table:
     table = _table(title, "case", "check", "baseline", "now", "expected / actual / reason")
     for c in changes:
-        detail = f"expected {_short(c.expected)}, actual {_short(c.actual)}"
+        detail = f"expected {_excerpt(c.expected)}, actual {_short(c.actual)}"
         if c.reason:
             detail += f" ({c.reason})"
         if c.evidence:
@@ -165,12 +184,20 @@ def _metrics_table(metrics: dict[str, list[MetricReport]]) -> Table:
 
 
 _SHORT_LIMIT = 200
+# What a check expected can be a whole judge rubric: a reader needs only enough to know which.
+_EXCERPT_LIMIT = 80
 
 
-def _short(value: object) -> str:
+def _short(value: object, limit: int = _SHORT_LIMIT) -> str:
+    """`value` on one line (a row of a table, a line of a CI log), cut at `limit`."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = visible_controls(text)
-    return text if len(text) <= _SHORT_LIMIT else text[: _SHORT_LIMIT - 1] + "…"
+    text = " ".join(visible_controls(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _excerpt(value: object) -> str:
+    """The start of what a check expected; the rest is in --json and the results."""
+    return _short(value, _EXCERPT_LIMIT)
 
 
 def _rate(rate: RateInterval | None) -> str:
@@ -193,7 +220,7 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if reported(cmp.metrics):
-        stdout.print(_metrics_table(cmp.metrics))
+        _print_table(_metrics_table(cmp.metrics))
     for category in CATEGORIES:
         entries = cmp.entries(category)
         if category.listed and entries:
@@ -220,31 +247,31 @@ def _print_section(category: Category, entries: list[object]) -> None:
     title = _title(category)
     if category.shape == "case":
         changes = [e for e in entries if isinstance(e, CaseChange)]
-        stdout.print(_changes_table(title, changes))
+        _print_table(_changes_table(title, changes))
         if category.gates:
             _print_failures(changes)
     elif category.shape == "check":
-        stdout.print(_check_table(title, [e for e in entries if isinstance(e, CheckChange)]))
+        _print_table(_check_table(title, [e for e in entries if isinstance(e, CheckChange)]))
     elif category.shape == "metric":
-        stdout.print(_metric_table(title, [e for e in entries if isinstance(e, MetricChange)]))
+        _print_table(_metric_table(title, [e for e in entries if isinstance(e, MetricChange)]))
     elif category.shape == "unscored":
         table = _table(title, "case", "status", "in baseline", "reason")
         for u in entries:
             assert isinstance(u, UnscoredCase)
             in_baseline = "yes" if u.in_baseline else "no"
             table.add_row(escape(u.key), _status(u.status), in_baseline, escape(u.reason))
-        stdout.print(table)
+        _print_table(table)
     elif category.shape == "new":
         table = _table(title, "case", "status")
         for n in entries:
             assert isinstance(n, NewCase)
             table.add_row(escape(n.key), _status(n.status))
-        stdout.print(table)
+        _print_table(table)
     else:
         table = _table(title, "case")
         for key in entries:
             table.add_row(escape(str(key)))
-        stdout.print(table)
+        _print_table(table)
 
 
 def _delta(value: float | None, unit: str = "", fmt: str = "+.0f") -> str:
@@ -270,7 +297,7 @@ def render_diff(diff: RunDiff, limit: int | None = DEFAULT_ROWS) -> None:
             _delta(c.latency_delta_ms),
             _delta(c.tokens_delta),
         )
-    stdout.print(table)
+    _print_table(table)
     _left_out(len(ordered), limit, "cases")
     for warning in diff.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

@@ -13,13 +13,15 @@ later run reads the same one, and no writer replaces a file another is reading.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evalctl import flock
+from evalctl import flock, userfiles
 from evalctl.chat import Usage
 from evalctl.config import ensure_private_dir, private_home_for
 from evalctl.judge.prompt import PROMPT_VERSION, Verdict
@@ -83,7 +85,21 @@ class JudgeCache:
         path = self._path(key)
         ensure_private_dir(self.directory)
         ensure_private_dir(path.parent)
-        with flock.held(self.directory / LOCK):
+        with self._locked():
             if self._read(path) is not None:
                 return  # another run stored this judgement first: keep one answer
             write_text_atomic(path, judgement.model_dump_json(indent=2) + "\n")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.directory / LOCK
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(flock.held(lock))
+            except OSError as exc:
+                # A read-only or full home is the machine's fault: exit 3 saying so.
+                error = userfiles.environment_error(exc, "lock the judge cache", lock)
+                if error is None:
+                    raise
+                raise error from None
+            yield

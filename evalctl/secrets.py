@@ -58,6 +58,18 @@ def configured_names() -> tuple[str, ...]:
     return _configured
 
 
+# Values redacted whatever variable they came from (`remember_values`).
+_remembered: tuple[str, ...] = ()
+
+
+def remember_values(values: Iterable[str]) -> None:
+    """Redact these exact values from now on, for the rest of the process: a secret that was
+    read once into a header (an HTTP target's `${VAR}`) stays redacted even if its variable
+    is not in this process's environment, or its name does not look secret."""
+    global _remembered
+    _remembered = tuple(dict.fromkeys([*_remembered, *values]))
+
+
 def looks_secret(name: str) -> bool:
     """Whether a variable's name says it holds a secret (`GITHUB_TOKEN`, `DB_PASSWORD`)."""
     return _SECRET_NAME.search(name) is not None or name in _configured
@@ -97,6 +109,7 @@ def _forms(value: str) -> set[str]:
 
 def _masks(env: Mapping[str, str] | None, extra: tuple[str, ...]) -> list[tuple[str, str]]:
     """(text to replace, the variable it came from), longest first."""
+    extra = (*extra, *_remembered)
     key = (tuple((env or {}).items()), tuple(os.environ.items()), _configured, extra)
     cached = _masks_cache.get(key)
     if cached is not None:

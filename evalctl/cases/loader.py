@@ -134,8 +134,9 @@ def load_suite(path: Path) -> Suite:
     offered: list[str] | None = None
     if table is not None:
         kind = _check_suite(errors, path, table)
-        # A spied function's calls are tool calls the assertions may name.
-        offered = list(table.tools)
+        # A spied function's calls, and those a target reports, are tool calls too.
+        offered = list(table.tools) + [spy.tool_name for spy in table.spy]
+        offered += [name for target in table.target for name in target.tools]
         expanded, file_errors = expand_cases(table, raw_cases, path.parent)
         errors.errors.extend(file_errors)
     else:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from evalctl.cases.tooldecl import ToolDecl
+from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
 from evalctl.results.models import SuiteGate
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -52,6 +53,20 @@ class CaseTemplate(CaseDefaults):
     expected: dict[str, Any] | None = None
 
 
+class SpyDecl(_Strict):
+    """`[[suite.spy]]`: one of the application's own functions, recorded as a tool call each
+    time it runs during a case (evalctl.tools.spy_functions)."""
+
+    # `module:function` or `module:Class.method`, found from the suite's folder first.
+    function: str = Field(pattern=FUNCTION_PATTERN)
+    # The tool name its calls are recorded under; the function's own name by default.
+    name: str | None = Field(default=None, pattern=CASE_ID_PATTERN)
+
+    @property
+    def tool_name(self) -> str:
+        return self.name or self.function.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
+
+
 class SuiteTable(_SamplingFields):
     name: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
@@ -84,6 +99,25 @@ class SuiteTable(_SamplingFields):
     # `[suite.gate]`: metric gates this suite opts into (tokens out, latency, cost), each a
     # relative tolerance above the baseline; `compare` reports every metric, gates on these.
     gate: SuiteGate | None = None
+    # The application under test (`target = {...}`, or several `[[suite.target]]`, one per
+    # type): the first runs the suite when no --provider is given (docs/targets.md).
+    target: list[TargetConfig] = Field(default_factory=list)
+    # The application's own functions recorded as tool calls (`[[suite.spy]]`).
+    spy: list[SpyDecl] = Field(default_factory=list)
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    @field_validator("target")
+    @classmethod
+    def _one_per_type(cls, value: list[TargetConfig]) -> list[TargetConfig]:
+        types = [t.type for t in value]
+        twice = sorted({t for t in types if types.count(t) > 1})
+        if twice:
+            raise ValueError(f"one target per type: {', '.join(twice)} is declared twice")
+        return value
 
     @property
     def data_files(self) -> list[str]:

@@ -215,6 +215,24 @@ def _create_scripted(options: ProviderOptions) -> Provider:
     return create_scripted(options)
 
 
+def _target_factory(name: str) -> ProviderFactory:
+    # A target's settings live in its suite's `[[suite.target]]`: the runner builds it from
+    # there (evalctl.runner.targets); asked for by name alone, there is nothing to build.
+    def create_target(options: ProviderOptions) -> Provider:
+        from evalctl.providers.targets.build import unconfigured
+
+        raise unconfigured(name)
+
+    return create_target
+
+
+_TARGETS = {
+    "python": "your application's module:function, called in this process (docs/targets.md)",
+    "http": "your application behind an HTTP endpoint (docs/targets.md)",
+    "command": "your application as a program: input JSON on stdin (docs/targets.md)",
+}
+
+
 def register(registry: ProviderRegistrar) -> None:
     """The built-in providers, in detection order: the first with one of its `detect_env`
     variables set wins."""
@@ -279,6 +297,14 @@ def register(registry: ProviderRegistrar) -> None:
             real=False,
         ),
     )
+    # The targets: set up per suite, never detected, and not in `--provider all` (they are
+    # applications, not models). A python target may not be thread-safe: one case at a time.
+    for name, summary in _TARGETS.items():
+        registry.add_provider(
+            name,
+            _target_factory(name),
+            ProviderTraits(summary, concurrent=name != "python", real=False),
+        )
 
 
 class _BuiltinTable:

@@ -34,7 +34,8 @@ def execute_all(
         )
     options = ProviderOptions(settings=settings, env=env, script=request.script)
     # The scripted provider is a test tool (not `real`): it joins only when a script was given.
-    wanted = {s.name for s in SPECS.values() if s.real or request.script is not None}
+    # The targets (python, http, command) are applications set up per suite: never.
+    wanted = {s.name for s in SPECS.values() if s.real or (s.name == "scripted" and request.script)}
     base = request.out_dir or settings.results_dir / new_run_id(ALL)
     runs: list[ProviderRun] = []
     for row in availability(options):

@@ -34,6 +34,7 @@ from evalctl.scoring.score import PLUGIN_CHECK_FLOOR_S, CheckBounds, score_case
 from evalctl.scoring.verdict import attempt_verdict
 from evalctl.secrets import redact
 from evalctl.tools.base import Tool, ToolContext, ToolSpy
+from evalctl.tools.spy_functions import logged_records
 
 
 class CaseTimeoutError(EvalctlError):
@@ -157,6 +158,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         return round((time.monotonic() - started) * 1000, 1)
 
     def ended_in_error(message: str, crashed: bool = False) -> AttemptOutcome:
+        spy.records.extend(logged_records(max(1, len(responses))))
         return AttemptOutcome(
             attempt=Attempt(
                 status="error",
@@ -244,6 +246,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     except EvalctlError as exc:
         return ended_in_error(str(exc))
 
+    # The calls the application made itself ([[suite.spy]], a target's reply) are the case's
+    # tool calls too.
+    spy.records.extend(logged_records(max(1, len(responses))))
     scoring = scoring_context(
         case,
         table,

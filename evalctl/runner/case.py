@@ -12,6 +12,7 @@ from evalctl.runner.attempt import AttemptOutcome, CaseSetup, run_attempt, write
 from evalctl.runner.sampling import sample_sampling
 from evalctl.scoring.verdict import fold_repeats
 from evalctl.stats import wilson_interval
+from evalctl.tools.spy_functions import spied_calls
 
 
 def run_case(
@@ -89,7 +90,9 @@ def run_case(
 def _attempt(
     setup: CaseSetup, provider: Provider, retry: RetryPolicy, sampled: bool
 ) -> AttemptOutcome:
-    outcome = run_attempt(setup, provider, retry)
+    # The application's own calls, spied or reported by a target, are logged per attempt.
+    with spied_calls(setup.suite):
+        outcome = run_attempt(setup, provider, retry)
     if sampled:
         outcome.attempt.sampling = sent_sampling(provider, setup.sampling)
     return outcome

@@ -56,8 +56,10 @@ from evalctl.runner.sampling import (
     sample_settings,
 )
 from evalctl.runner.suite_tools import suite_tools
+from evalctl.runner.targets import SuiteTargets
 from evalctl.scoring.judging import JudgeService, JudgeSetup
 from evalctl.sharding import in_shard
+from evalctl.tools.spy_functions import check_spies
 
 
 class InterruptedRunError(EvalctlError):
@@ -149,7 +151,14 @@ def execute_run(
     options = ProviderOptions(
         settings=settings, env=env, model=request.model, script=request.script
     )
-    provider = provider_override or create(request.provider or detect(options), options)
+    check_spies(suites)  # a spied function that cannot be found is bad input, before any case
+    # Suites that declare a target run against it (evalctl.runner.targets).
+    targets = SuiteTargets.open(suites, None if provider_override else request.provider, env)
+    provider = (
+        provider_override
+        or targets.run_provider
+        or create(request.provider or detect(options), options)
+    )
     retry = retry or RetryPolicy()
     judge: JudgeService | None = None
     try:
@@ -169,11 +178,14 @@ def execute_run(
         suite_filter = sorted(s.name for s in suites) if narrowed_to else []
         # The run directory's lock (runner.rundir) is held until results are on disk.
         with ExitStack() as held:
-            return _execute(request, settings, suites, suite_filter, provider, retry, judge, held)
+            return _execute(
+                request, settings, suites, suite_filter, provider, retry, judge, held, targets
+            )
     finally:
         if judge is not None:
             judge.close()
         provider.close()
+        targets.close()
 
 
 def _execute(
@@ -185,6 +197,7 @@ def _execute(
     retry: RetryPolicy,
     judge: JudgeService | None,
     held: ExitStack,
+    targets: SuiteTargets,
 ) -> RunOutcome:
     setups = _setups(suites, settings, request, judge)
     opened = {s.suite.name: s.resources for s in setups}
@@ -206,7 +219,10 @@ def _execute(
         result = _header(request, settings, suites, suite_filter, provider, run_id, selection)
         resume.start_fresh(out_dir, request, provider.name, result)
     skip_reasons = {
-        s.name: unmet_requirement(s, provider, settings, opened.get(s.name)) for s in suites
+        s.name: unmet_requirement(
+            s, targets.provider_for(s.name, provider), settings, opened.get(s.name)
+        )
+        for s in suites
     }
 
     def run_one(setup: CaseSetup) -> CaseResult:
@@ -217,7 +233,7 @@ def _execute(
         def run() -> CaseResult:
             return run_case(
                 setup,
-                provider,
+                targets.provider_for(setup.suite.name, provider),
                 retry,
                 repeats=request.repeats,
                 crash_retries=request.crash_retries,

@@ -1,0 +1,65 @@
+"""What a suite's `target` table may say: one model per target type, unknown keys refused."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# `module:function`, or `module:Class.method` (a spy's function may be a method).
+FUNCTION_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$"
+
+
+class _Target(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # At most this long per request; the case's own time left still bounds it.
+    timeout_s: float | None = Field(default=None, gt=0)
+    # The names of the tool calls the application reports in its reply: assertions may name
+    # them, as they may name a spied function.
+    tools: list[str] = Field(default_factory=list)
+
+
+class PythonTarget(_Target):
+    """`module:function`, imported from the suite's folder first, then sys.path."""
+
+    type: Literal["python"]
+    function: str = Field(pattern=FUNCTION_PATTERN)
+
+
+class HttpTarget(_Target):
+    """One request per turn to `url`; `${VAR}` in the URL and header values comes from the
+    environment and is redacted by value wherever evalctl writes."""
+
+    type: Literal["http"]
+    url: str = Field(min_length=1)
+    method: Literal["POST", "PUT", "PATCH", "GET"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    # A JSON template: a string that is exactly `{{name}}` becomes that input value, `{{name}}`
+    # inside a longer string its text. None: the whole input document is sent.
+    body: Any = None
+    # Where the reply keeps the answer, its usage and the tool calls the application made:
+    # a dotted path (`choices.0.text`) or a JSONPath (`$.choices[0].text`).
+    answer: str = "text"
+    usage: dict[Literal["input_tokens", "output_tokens"], str] = Field(default_factory=dict)
+    tool_calls: str | None = None
+
+
+class CommandTarget(_Target):
+    """`argv` run once per turn: the input JSON on stdin, the reply JSON (or text) on stdout."""
+
+    type: Literal["command"]
+    argv: list[str] = Field(min_length=1)
+
+
+TargetConfig = Annotated[PythonTarget | HttpTarget | CommandTarget, Field(discriminator="type")]
+TARGET_TYPES = ("python", "http", "command")
+
+
+def describe(target: PythonTarget | HttpTarget | CommandTarget) -> str:
+    """What the results record as the model: the function, the URL or the program."""
+    if isinstance(target, PythonTarget):
+        return target.function
+    if isinstance(target, HttpTarget):
+        return f"{target.method} {target.url}"
+    return " ".join(target.argv)

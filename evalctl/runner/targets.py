@@ -1,0 +1,64 @@
+"""Which provider runs each suite when suites declare a target (`[[suite.target]]`).
+
+- No `--provider`: a suite with targets runs against its first; if every suite in the run
+  has one, the run's provider (its header, its concurrency) is the first suite's target.
+- `--provider python|http|command`: every suite must declare a target of that type.
+- Any other `--provider`: the model itself answers the suite's prompts; targets are unused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from evalctl.cases.schema import Suite
+from evalctl.errors import BadInputError
+from evalctl.providers.base import Provider
+from evalctl.providers.targets.build import build_target
+from evalctl.providers.targets.config import TARGET_TYPES
+
+
+class SuiteTargets:
+    """The target providers of one run's suites, by suite name."""
+
+    def __init__(self, providers: dict[str, Provider], run_provider: Provider | None):
+        self._providers = providers
+        # The run's own provider where the targets stand for it; None: create one as usual.
+        self.run_provider = run_provider
+
+    @classmethod
+    def open(
+        cls, suites: list[Suite], requested: str | None, env: Mapping[str, str]
+    ) -> SuiteTargets:
+        if requested is not None and requested not in TARGET_TYPES:
+            return cls({}, None)
+        providers: dict[str, Provider] = {}
+        try:
+            for suite in suites:
+                targets = suite.table.target
+                chosen = next((t for t in targets if requested in (None, t.type)), None)
+                if chosen is None and requested is not None:
+                    declared = ", ".join(t.type for t in targets) or "none"
+                    raise BadInputError(
+                        f"suite {suite.name!r} declares no {requested} target "
+                        f"(declared: {declared})",
+                        file=str(suite.path),
+                        field="suite.target",
+                        hint="docs/targets.md shows each target's table",
+                    )
+                if chosen is not None:
+                    providers[suite.name] = build_target(
+                        chosen, suite.directory, env, source=str(suite.path)
+                    )
+        except BaseException:
+            for provider in providers.values():
+                provider.close()
+            raise
+        everyone = bool(suites) and all(s.name in providers for s in suites)
+        return cls(providers, providers[suites[0].name] if everyone else None)
+
+    def provider_for(self, suite: str, default: Provider) -> Provider:
+        return self._providers.get(suite, default)
+
+    def close(self) -> None:
+        for provider in self._providers.values():
+            provider.close()

@@ -1,0 +1,269 @@
+"""The spy on your own functions (`[[suite.spy]]`): each call the application makes to a
+spied function during a case is recorded as a tool call of that case, with its arguments, its
+return value or exception, and its duration, so `tool-called`, `tool-not-called`,
+`cites-tool-result` and grounding judge the application's own tools. The real function runs.
+
+How: for the duration of a case the function is replaced by a wrapper, where it is looked up:
+the module attribute (and every other loaded module's global bound to the same function, so
+`from app.tools import search` done before the case is covered too), or the class attribute
+for `module:Class.method`. The wrapper records into the log the runner opened for the case
+(evalctl.calllog). Cases running at once share one wrapper (a count of users); each call
+lands in the log of the case whose thread made it.
+
+What it cannot see: calls in another process (a worker pool, a subprocess, a server the app
+calls), and references it cannot find: a function kept in a dict or a closure before the
+case, or a bound method taken from an instance before the case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from evalctl.calllog import LoggedCall, collecting, current, record
+from evalctl.cases.schema import SpyDecl, Suite
+from evalctl.errors import BadInputError
+from evalctl.providers.targets.importing import ImportProblem, import_module, split_spec
+from evalctl.results.models import ToolCallRecord
+from evalctl.tools.base import capped
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON data: tuples and rows become lists, dataclasses and pydantic models
+    their fields, anything else its repr, so any return value can be recorded."""
+
+    def fallback(obj: Any) -> Any:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return dataclasses.asdict(obj)
+        dump = getattr(obj, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json")
+        if isinstance(obj, set | frozenset):
+            return sorted(obj, key=repr)
+        if isinstance(obj, bytes):
+            return obj.decode(errors="replace")
+        try:
+            return list(obj)
+        except TypeError:
+            return repr(obj)
+
+    return json.loads(json.dumps(value, default=fallback))
+
+
+def _arguments(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], skip: int
+) -> dict[str, Any]:
+    """The call's arguments by parameter name (`self`/`cls` left out), **kwargs spread."""
+    if signature is None:
+        return _json_object({"args": list(args[skip:]), **kwargs})
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return _json_object({"args": list(args[skip:]), **kwargs})
+    named: dict[str, Any] = {}
+    for index, (name, value) in enumerate(bound.arguments.items()):
+        if index < skip:
+            continue
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[name] = list(value) if kind is inspect.Parameter.VAR_POSITIONAL else value
+    return _json_object(named)
+
+
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    data = jsonable(value)
+    assert isinstance(data, dict)  # an object stays an object through JSON
+    return data
+
+
+def _wrap(original: Callable[..., Any], tool: str, skip: int) -> Callable[..., Any]:
+    try:
+        signature: inspect.Signature | None = inspect.signature(original)
+    except (TypeError, ValueError):
+        signature = None
+
+    def log(args: tuple[Any, ...], kwargs: dict[str, Any], started: float, **outcome: Any) -> None:
+        if current() is None:
+            return  # no case is collecting: the call is the application's business only
+        record(
+            LoggedCall(
+                name=tool,
+                arguments=_arguments(signature, args, kwargs, skip),
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                **outcome,
+            )
+        )
+
+    def returned(value: Any) -> dict[str, Any]:
+        data = jsonable(value)
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        return {"result": text, "value": data}
+
+    def raised(exc: BaseException) -> dict[str, Any]:
+        return {"result": f"error: {type(exc).__name__}: {exc}", "is_error": True}
+
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                value = await original(*args, **kwargs)
+            except BaseException as exc:
+                log(args, kwargs, started, **raised(exc))
+                raise
+            log(args, kwargs, started, **returned(value))
+            return value
+
+        return async_wrapper
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            value = original(*args, **kwargs)
+        except BaseException as exc:
+            log(args, kwargs, started, **raised(exc))
+            raise
+        log(args, kwargs, started, **returned(value))
+        return value
+
+    return wrapper
+
+
+@dataclasses.dataclass
+class _Patch:
+    """One installed wrapper: where it was put, what it replaced, how many cases use it."""
+
+    places: list[tuple[Any, str, Any, bool]]  # (owner, attribute, original, was it own)
+    users: int = 0
+
+    def remove(self) -> None:
+        for owner, attr, original, own in reversed(self.places):
+            if own:
+                setattr(owner, attr, original)
+            else:  # an inherited method: the class goes back to inheriting it
+                delattr(owner, attr)
+
+
+def _install(spy: SpyDecl, suite_dir: Path) -> _Patch:
+    module_name, attrs = split_spec(spy.function)
+    owner: Any = import_module(module_name, suite_dir)
+    for attr in attrs[:-1]:
+        if not hasattr(owner, attr):
+            raise ImportProblem(f"{module_name} has no attribute {attr!r}")
+        owner = getattr(owner, attr)
+    name = attrs[-1]
+    if isinstance(owner, type):
+        return _install_method(owner, name, spy)
+    original = getattr(owner, name, None)
+    if original is None or not callable(original):
+        raise ImportProblem(f"{spy.function} is not a function of {module_name}")
+    wrapper = _wrap(original, spy.tool_name, 0)
+    places: list[tuple[Any, str, Any, bool]] = [(owner, name, original, True)]
+    # `from app.tools import search` binds the function in the importing module too.
+    for module in list(sys.modules.values()):
+        found = getattr(module, "__dict__", {})
+        for attr, value in list(found.items()):
+            if value is original and module is not owner:
+                places.append((module, attr, original, True))
+    for where, attr, _, _ in places:
+        setattr(where, attr, wrapper)
+    return _Patch(places)
+
+
+def _install_method(cls: type, name: str, spy: SpyDecl) -> _Patch:
+    own = name in cls.__dict__
+    raw = cls.__dict__[name] if own else inspect.getattr_static(cls, name, None)
+    if isinstance(raw, staticmethod):
+        replacement: Any = staticmethod(_wrap(raw.__func__, spy.tool_name, 0))
+    elif isinstance(raw, classmethod):
+        replacement = classmethod(_wrap(raw.__func__, spy.tool_name, 1))
+    elif inspect.isfunction(raw):
+        replacement = _wrap(raw, spy.tool_name, 1)
+    else:
+        raise ImportProblem(f"{spy.function} is not a method of {cls.__name__}")
+    setattr(cls, name, replacement)
+    return _Patch([(cls, name, raw, own)])
+
+
+_lock = threading.Lock()
+_patches: dict[tuple[str, str], _Patch] = {}
+
+
+def _key(spy: SpyDecl, suite_dir: Path) -> tuple[str, str]:
+    return (spy.function, str(suite_dir.resolve()))
+
+
+@contextmanager
+def spying(spies: list[SpyDecl], suite_dir: Path) -> Iterator[None]:
+    """The functions wrapped while the block runs (shared with cases running at once)."""
+    taken: list[tuple[str, str]] = []
+    try:
+        with _lock:
+            for spy in spies:
+                key = _key(spy, suite_dir)
+                patch = _patches.get(key)
+                if patch is None:
+                    patch = _patches[key] = _install(spy, suite_dir)
+                patch.users += 1
+                taken.append(key)
+        yield
+    finally:
+        with _lock:
+            for key in reversed(taken):
+                patch = _patches[key]
+                patch.users -= 1
+                if patch.users == 0:
+                    patch.remove()
+                    del _patches[key]
+
+
+@contextmanager
+def spied_calls(suite: Suite) -> Iterator[None]:
+    """One attempt: a log open for the application's calls, its spies installed."""
+    with collecting(), spying(suite.table.spy, suite.directory):
+        yield
+
+
+def logged_records(turn: int) -> list[ToolCallRecord]:
+    """The calls logged so far in this attempt, as the case's tool call records."""
+    log = current()
+    if log is None:
+        return []
+    return [
+        ToolCallRecord(
+            turn=turn,
+            name=call.name,
+            arguments=capped(call.arguments),
+            result=call.result,
+            data={"value": capped(call.value)} if not call.is_error else {},
+            is_error=call.is_error,
+            duration_ms=call.duration_ms,
+        )
+        for call in log.calls()
+    ]
+
+
+def check_spies(suites: list[Suite]) -> None:
+    """Before a run: every spied function can be found (exit 2 naming the suite file)."""
+    for suite in suites:
+        for index, spy in enumerate(suite.table.spy, start=1):
+            try:
+                with spying([spy], suite.directory):
+                    pass
+            except ImportProblem as exc:
+                raise BadInputError(
+                    str(exc), file=str(suite.path), field=f"suite.spy[{index}].function"
+                ) from None

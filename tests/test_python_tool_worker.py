@@ -74,6 +74,12 @@ def boom(message):
 def ask():
     return input()
 
+def shout(megabytes):
+    for _ in range(megabytes * 1024):
+        print("x" * 1023)
+    sys.stderr.write("done shouting\\n")
+    return "hoarse"
+
 def vanish(code):
     print("about to go")
     os._exit(code)
@@ -182,6 +188,14 @@ def test_a_worker_that_dies_mid_call_is_a_tool_error_and_is_replaced(suite_dir: 
             t.run({"code": 8}, context())
     finally:
         t.close()
+
+
+def test_a_tool_that_prints_megabytes_still_returns(
+    suite_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # What it prints is read as it comes (never blocking the tool on a full pipe) and dropped.
+    assert call(tool(suite_dir, "shout"), megabytes=5) == "hoarse"
+    assert "x" * 1023 not in capfd.readouterr().out
 
 
 def test_input_in_a_tool_reads_nothing_and_the_next_call_still_works(suite_dir: Path) -> None:

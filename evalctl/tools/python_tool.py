@@ -22,12 +22,11 @@ import os
 import select
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
@@ -41,8 +40,10 @@ from evalctl.tools.output import (
 )
 
 _WORKER = Path(__file__).with_name("pyworker.py")
-# At most this much of the tool's own output (print, warnings) is quoted in a tool error.
+# At most this much of the tool's own output (print, warnings) is quoted in a tool error,
+# and only a little more of it is ever kept: a tool printing without end costs nothing.
 _LOG_TAIL = 500
+_LOG_KEEP = 8192
 # Starting an interpreter and importing the tool's module is not the call's time: on a busy
 # machine it can take seconds. A module that never finishes importing still ends here.
 _START_TIMEOUT_S = 60.0
@@ -51,11 +52,10 @@ _REPLY_OVERHEAD = 64 * 1024
 
 
 class _Worker:
-    """One worker process: the pipes to it and the file its stdout and stderr go to."""
+    """One worker process: the pipes to it, and the tail of what the tool printed (its stdout
+    and stderr both go to the worker's stderr)."""
 
     def __init__(self, spec: str, suite_dir: Path, env: dict[str, str]):
-        # Closed by stop(): it lives as long as the worker.
-        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -67,7 +67,7 @@ class _Worker:
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self.log,
+            stderr=subprocess.PIPE,
             # The scrubbed environment every tool gets (evalctl.tools.environment).
             env=env,
             # Its own session: Ctrl-C at the terminal interrupts evalctl, which then ends
@@ -75,6 +75,7 @@ class _Worker:
             start_new_session=True,
         )
         self._buffer = b""
+        self._log = bytearray()
         _LIVE.add(self)
 
     def request(
@@ -104,8 +105,9 @@ class _Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
+            ready, _, _ = select.select([fd, *self._log_fds()], [], [], left)
+            if fd not in ready:
+                self._read_log(ready)
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -117,11 +119,31 @@ class _Worker:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
+    def _log_fds(self) -> list[int]:
+        stderr = self.proc.stderr
+        return [] if stderr is None or stderr.closed else [stderr.fileno()]
+
+    def _read_log(self, ready: list[int]) -> None:
+        """Read what the tool printed (read, so that it never blocks on a full pipe), keeping
+        only the tail."""
+        stderr = self.proc.stderr
+        if stderr is None or stderr.closed or stderr.fileno() not in ready:
+            return
+        chunk = os.read(stderr.fileno(), 1 << 16)
+        if not chunk:
+            stderr.close()
+            return
+        self._log += chunk
+        del self._log[:-_LOG_KEEP]
+
     def log_tail(self) -> str:
-        self.log.seek(0, os.SEEK_END)
-        size = self.log.tell()
-        self.log.seek(max(0, size - _LOG_TAIL))
-        return self.log.read().decode("utf-8", "replace").strip()
+        """The end of what the tool printed, once its process has ended."""
+        while self._log_fds():
+            ready, _, _ = select.select(self._log_fds(), [], [], 1.0)
+            if not ready:  # a process the tool started still holds the pipe open
+                break
+            self._read_log(ready)
+        return bytes(self._log[-_LOG_TAIL:]).decode("utf-8", "replace").strip()
 
     def exit_status(self) -> int | None:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -134,12 +156,11 @@ class _Worker:
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
         self.proc.wait()
-        self.log.close()
 
 
 # Every worker not yet stopped, so that none outlives evalctl's own exit.

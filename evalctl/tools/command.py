@@ -30,8 +30,6 @@ from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
 from evalctl.tools.environment import tool_environment
 from evalctl.tools.output import definition_of, output_limit, output_of, too_large
 
-# Arguments a command names by a path (a script, a data file) are checked by `validate`.
-_SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".rb", ".pl", ".json", ".toml", ".txt")
 # At most this much of a failing command's stderr goes back to the model.
 _STDERR_TAIL = 500
 # Only stderr's tail is ever shown, so only that much is kept while reading.
@@ -211,6 +209,8 @@ def resolve_command(command: list[str], suite_dir: Path) -> list[str]:
 
 
 def command_problems(command: list[str], suite_dir: Path) -> list[str]:
+    """Whether the command's program can be found. The files its arguments name are checked,
+    conservatively, by `evalctl.tools.declared.command_file_problems`."""
     program = resolve_command(command, suite_dir)[0]
     problems = []
     if os.sep in program:
@@ -220,8 +220,4 @@ def command_problems(command: list[str], suite_dir: Path) -> list[str]:
             problems.append(f"program is not executable: {program}")
     elif shutil.which(program) is None:
         problems.append(f"program {program!r} not found on PATH")
-    for arg in command[1:]:
-        looks_like_path = os.sep in arg or arg.endswith(_SCRIPT_SUFFIXES)
-        if looks_like_path and not arg.startswith("-") and not (suite_dir / arg).exists():
-            problems.append(f"file not found: {arg} (resolved against {suite_dir})")
     return problems

@@ -108,8 +108,7 @@ def declared_tool_problems(decl: ToolDecl, suite_dir: Path) -> list[tuple[str, s
                 ("key", f"{decl.key!r} is not one of the tool's parameters (known: {known})")
             )
     if decl.command is not None:
-        # The program only: which arguments name files is decided here, conservatively.
-        problems.extend(("command", m) for m in command_problems(decl.command[:1], suite_dir))
+        problems.extend(("command", m) for m in command_problems(decl.command, suite_dir))
         problems.extend(("command", m) for m in command_file_problems(decl.command, suite_dir))
     if decl.python is not None:
         # Read, never imported: validating a suite runs none of its code.

@@ -9,12 +9,11 @@ strings holding Jinja markup are rendered: everything else keeps its type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import StrictUndefined, Template, TemplateSyntaxError, UndefinedError
-from jinja2.exceptions import SecurityError
-from jinja2.runtime import Context
-from jinja2.sandbox import SandboxedEnvironment
+if TYPE_CHECKING:
+    from jinja2 import Template
+    from jinja2.sandbox import SandboxedEnvironment
 
 # (location below the rendered value, message)
 Problem = tuple[tuple[int | str, ...], str]
@@ -23,24 +22,32 @@ Problem = tuple[tuple[int | str, ...], str]
 MAX_REPEAT = 1_000_000
 
 
-class _Sandbox(SandboxedEnvironment):
+def _sandbox() -> SandboxedEnvironment:
     """The stock sandbox, plus a bound on `"x" * n` and `n ** m`, its one way to make a
-    template hang or exhaust memory with a single expression."""
+    template hang or exhaust memory with a single expression. Jinja2 is imported here, on
+    the first placeholder: a suite without any does not pay for it."""
+    from jinja2 import StrictUndefined
+    from jinja2.exceptions import SecurityError
+    from jinja2.runtime import Context
+    from jinja2.sandbox import SandboxedEnvironment
 
-    intercepted_binops = frozenset({"*", "**"})
+    class Sandbox(SandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**"})
 
-    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and isinstance(right, int) and abs(right) > 1000:
-            raise SecurityError(f"exponent {right} is too large")
-        if operator == "*":
-            for seq, count in ((left, right), (right, left)):
-                if (
-                    isinstance(seq, str | list | tuple)
-                    and isinstance(count, int)
-                    and len(seq) * count > MAX_REPEAT
-                ):
-                    raise SecurityError(f"repetition longer than {MAX_REPEAT:,}")
-        return super().call_binop(context, operator, left, right)
+        def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+            if operator == "**" and isinstance(right, int) and abs(right) > 1000:
+                raise SecurityError(f"exponent {right} is too large")
+            if operator == "*":
+                for seq, count in ((left, right), (right, left)):
+                    if (
+                        isinstance(seq, str | list | tuple)
+                        and isinstance(count, int)
+                        and len(seq) * count > MAX_REPEAT
+                    ):
+                        raise SecurityError(f"repetition longer than {MAX_REPEAT:,}")
+            return super().call_binop(context, operator, left, right)
+
+    return Sandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 
 def has_markup(text: str) -> bool:
@@ -52,9 +59,7 @@ class Renderer:
     template shared by thousands of rows costs one compilation."""
 
     def __init__(self) -> None:
-        self._env = _Sandbox(
-            undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True
-        )
+        self._env: SandboxedEnvironment | None = None
         self._compiled: dict[str, Template | str] = {}
 
     def render(self, value: Any, variables: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
@@ -87,6 +92,11 @@ class Renderer:
         loc: tuple[int | str, ...],
         problems: list[Problem],
     ) -> str:
+        from jinja2 import TemplateSyntaxError, UndefinedError
+        from jinja2.exceptions import SecurityError
+
+        if self._env is None:
+            self._env = _sandbox()
         template = self._compiled.get(text)
         if template is None:
             try:

@@ -125,11 +125,11 @@ def main(argv: list[str]) -> None:
     spec, suite_dir, max_depth, parent = argv[0], argv[1], int(argv[2]), int(argv[3])
     _die_with_parent(parent)
     # The protocol keeps the real stdout; fd 1 becomes stderr, so the tool's print() (and a
-    # C library's writes) land in the tool's own log, never in a reply.
+    # C library's writes) go where evalctl keeps only their tail, never into a reply.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    # Written as printed: a worker that dies (os._exit, a crash) leaves its last words in
-    # the log, quoted in the tool error.
+    # Written as printed: a worker that dies (os._exit, a crash) leaves its last words,
+    # quoted in the tool error.
     with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     # Likewise the calls come in on a copy of stdin, and the tool's stdin is empty: an

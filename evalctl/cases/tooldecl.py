@@ -26,7 +26,8 @@ class ToolDecl(BaseModel):
     command: list[str] | None = Field(default=None, min_length=1)
     # Backend 3: "module:function", called with the arguments as keyword arguments.
     python: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-    # Past this, a command is killed (a python function abandoned) and the model gets a tool error.
+    # Past this (or the case's time left), the call is killed (a command, a python tool's worker)
+    # and the model gets a tool error.
     timeout_s: float = Field(default=10.0, gt=0, le=600)
     # Environment variables a command or python tool sees beyond the allowlist
     # (evalctl.tools.environment): a tool gets no API key or token it does not name here.

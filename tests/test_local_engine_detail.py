@@ -48,6 +48,7 @@ def test_without_a_daemon_the_build_and_its_offload_are_shown() -> None:
         ({"EVALCTL_LOCAL_GPU_LAYERS": "12"}, 4, "offloads 12 layers (gpu_layers)"),
         ({}, 4, "offloads 4 layers (gpu_layers)"),
         ({}, -1, "offloads every layer (gpu_layers -1)"),
+        ({"EVALCTL_LOCAL_GPU_LAYERS": "all"}, None, "gpu_layers 'all' is not a layer count"),
     ],
 )
 def test_an_offloading_build_shows_the_layers_asked_for(

@@ -44,9 +44,14 @@ def describe(
         requested = str(settings.local_gpu_layers)
     if requested is None:
         return f"{build}; offloads every layer (default)"
-    if requested.strip() == "-1":
+    try:
+        layers = int(requested)
+    except ValueError:
+        # A run refuses it as bad input; the listing only says so.
+        return f"{build}; gpu_layers {requested!r} is not a layer count"
+    if layers == -1:
         return f"{build}; offloads every layer (gpu_layers -1)"
-    return f"{build}; offloads {requested.strip()} layers (gpu_layers)"
+    return f"{build}; offloads {layers} layers (gpu_layers)"
 
 
 def _running_daemon(settings: Settings, model: str | None) -> DaemonStatus | None:

@@ -168,7 +168,7 @@ def test_retries_exhausted_end_in_error(
 def test_unset_header_variable_is_bad_input(tmp_path: Path, app: App) -> None:
     with pytest.raises(BadInputError, match="APP_AUTH is not set") as bad:
         run_suite(_suite(tmp_path, "/answer"), tmp_path / "out", env={"APP_URL": app.url})
-    assert bad.value.field == "suite.target.headers.Authorization"
+    assert bad.value.field == "suite.target[1].headers.Authorization"
 
 
 def test_cli_error_not_regression_and_no_secret_written(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.errors import BadInputError
+from tests.cli_helpers import evalctl
 from tests.target_helpers import run_suite, unique, write
 
 
@@ -196,7 +197,7 @@ def test_an_unknown_target_function_or_spy_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInputError) as missing:
         run_suite(_suite(tmp_path, f"{app}:nothing", ""), tmp_path / "a")
     assert (missing.value.file or "").endswith("suite.toml")
-    assert missing.value.field == "suite.target.function"
+    assert missing.value.field == "suite.target[1].function"
     assert "has no attribute 'nothing'" in str(missing.value)
     spies = f'[[suite.spy]]\nfunction = "{tools}:Basket.remove"'
     with pytest.raises(BadInputError, match="remove") as spy:
@@ -255,3 +256,26 @@ def test_command_target(tmp_path: Path) -> None:
     assert json.loads(json.dumps(up.tool_calls[0].arguments)) == {"text": "hello"}
     assert fails.status == "error" and fails.error is not None
     assert "status 3" in fails.error and "boom" in fails.error
+
+
+def test_validate_finds_a_missing_function_without_running_it(tmp_path: Path) -> None:
+    tools, app = _app(tmp_path)
+    spies = (
+        f'[[suite.spy]]\nfunction = "{tools}:Basket.add"\n[[suite.spy]]\nfunction = "{tools}:gone"'
+    )
+    suite = _suite(tmp_path, f"{app}:missing", spies)
+    checked = evalctl(tmp_path, "cases", "validate", str(suite))
+    assert checked.returncode == 2
+    assert "suite.target[1].function" in checked.stderr and "'missing'" in checked.stderr
+    assert "suite.spy[2].function" in checked.stderr and "'gone'" in checked.stderr
+    assert "suite.spy[1]" not in checked.stderr
+    assert tools not in sys.modules or not hasattr(sys.modules[tools], "REAL")  # not imported
+
+
+def test_no_tools_exec_refuses_targets_and_spies_that_run_code(tmp_path: Path) -> None:
+    tools, app = _app(tmp_path)
+    suite = _suite(tmp_path, f"{app}:answer", f'[[suite.spy]]\nfunction = "{tools}:lookup"')
+    ran = evalctl(tmp_path, "run", "--cases", str(suite), "--no-tools-exec", "--out", "o")
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert "suite.target[1]" in ran.stderr and "suite.spy[1].function" in ran.stderr
+    assert not (tmp_path / "o" / "results.json").exists()

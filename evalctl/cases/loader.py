@@ -19,6 +19,7 @@ from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
 from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.declared import declared_tool_problems
+from evalctl.tools.python_tool import python_tool_problems
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -228,6 +229,7 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
             )
         for field, message in declared_tool_problems(decl, suite_dir):
             errors.add(message, field=f"{where}.{field}")
+    _check_app_functions(errors, table, suite_dir)
     if table.output_schema is not None:
         problem = schema_problem(table.output_schema)
         if problem:
@@ -240,6 +242,21 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
                 field="suite.requires",
             )
     return kind
+
+
+def _check_app_functions(errors: _Collector, table: SuiteTable, suite_dir: Path) -> None:
+    """A python target's function and each spied function are found as `run` would find them,
+    without importing them (for a method, its class)."""
+    named = [
+        (f"suite.target[{i}].function", t.function)
+        for i, t in enumerate(table.target, start=1)
+        if t.type == "python"
+    ]
+    named += [(f"suite.spy[{i}].function", s.function) for i, s in enumerate(table.spy, start=1)]
+    for field, spec in named:
+        module, _, attrs = spec.partition(":")
+        for message in python_tool_problems(f"{module}:{attrs.split('.')[0]}", suite_dir):
+            errors.add(message, field=field)
 
 
 def _build_case(
@@ -390,6 +407,38 @@ def tool_exec_refusals(suites: list[Suite]) -> list[BadInputError]:
                         "pull request's code is safe",
                     )
                 )
+        errors += _app_exec_refusals(suite)
+    return errors
+
+
+def _app_exec_refusals(suite: Suite) -> list[BadInputError]:
+    """The application code a suite would run: a python or command target (an http target
+    only connects), and every spy, which imports the module it names."""
+    hint = (
+        "see docs/security.md: run such suites only where running the pull request's code is safe"
+    )
+    errors = []
+    for index, target in enumerate(suite.table.target, start=1):
+        if target.type in ("python", "command"):
+            errors.append(
+                BadInputError(
+                    f"the {target.type} target runs code, and suites may not run code here "
+                    "(--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
+                    file=str(suite.path),
+                    field=f"suite.target[{index}]",
+                    hint=hint,
+                )
+            )
+    for index, _spy in enumerate(suite.table.spy, start=1):
+        errors.append(
+            BadInputError(
+                "a spy imports the module it names, which runs code, and suites may not run "
+                "code here (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
+                file=str(suite.path),
+                field=f"suite.spy[{index}].function",
+                hint=hint,
+            )
+        )
     return errors
 
 

@@ -35,7 +35,10 @@ class SuiteTargets:
         try:
             for suite in suites:
                 targets = suite.table.target
-                chosen = next((t for t in targets if requested in (None, t.type)), None)
+                index, chosen = next(
+                    ((i, t) for i, t in enumerate(targets, 1) if requested in (None, t.type)),
+                    (0, None),
+                )
                 if chosen is None and requested is not None:
                     declared = ", ".join(t.type for t in targets) or "none"
                     raise BadInputError(
@@ -47,7 +50,11 @@ class SuiteTargets:
                     )
                 if chosen is not None:
                     providers[suite.name] = build_target(
-                        chosen, suite.directory, env, source=str(suite.path)
+                        chosen,
+                        suite.directory,
+                        env,
+                        source=str(suite.path),
+                        field=f"suite.target[{index}]",
                     )
         except BaseException:
             for provider in providers.values():

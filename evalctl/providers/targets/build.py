@@ -20,12 +20,14 @@ def build_target(
     env: Mapping[str, str],
     *,
     source: str = "",
+    field: str = "suite.target",
 ) -> Provider:
-    """The provider for one suite's target; `source` (the suite file) names it in errors."""
+    """The provider for one suite's target; `source` (the suite file) and `field` (the
+    target's table in it) name it in errors."""
     if isinstance(target, PythonTarget):
-        return PythonTargetProvider(target, suite_dir, source=source)
+        return PythonTargetProvider(target, suite_dir, source=source, field=field)
     if isinstance(target, HttpTarget):
-        return HttpTargetProvider(target, env, source=source)
+        return HttpTargetProvider(target, env, source=source, field=field)
     return CommandTargetProvider(target, suite_dir)
 
 

@@ -59,25 +59,30 @@ class HttpTargetProvider:
     name = "http"
 
     def __init__(
-        self, target: HttpTarget, env: Mapping[str, str] | None = None, *, source: str = ""
+        self,
+        target: HttpTarget,
+        env: Mapping[str, str] | None = None,
+        *,
+        source: str = "",
+        field: str = "suite.target",
     ):
         env = os.environ if env is None else env
         where = source or None
         self._target = target
         # The URL's variables are redacted as any variable is (by a secret-looking name); a
         # header's by value, whatever its name: headers are where credentials go.
-        url, _ = expand(target.url, env, "suite.target.url", where)
+        url, _ = expand(target.url, env, f"{field}.url", where)
         headers: dict[str, str] = {}
         used: list[str] = []
         for key, raw in target.headers.items():
-            headers[key], more = expand(raw, env, f"suite.target.headers.{key}", where)
+            headers[key], more = expand(raw, env, f"{field}.headers.{key}", where)
             used += more
         self._secret_values = tuple(env[name] for name in used)
         secrets.remember_values(self._secret_values)
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadInputError(
-                f"not an http(s) URL: {self._redact(url)!r}", file=where, field="suite.target.url"
+                f"not an http(s) URL: {self._redact(url)!r}", file=where, field=f"{field}.url"
             )
         self._https = parts.scheme == "https"
         self._host, self._port = parts.hostname, parts.port

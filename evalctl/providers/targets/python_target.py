@@ -40,19 +40,24 @@ def _call(function: Callable[..., Any], document: dict[str, Any]) -> Any:
 class PythonTargetProvider:
     name = "python"
 
-    def __init__(self, target: PythonTarget, suite_dir: Path, *, source: str = ""):
+    def __init__(
+        self,
+        target: PythonTarget,
+        suite_dir: Path,
+        *,
+        source: str = "",
+        field: str = "suite.target",
+    ):
         self._target = target
         try:
             function = load_object(target.function, suite_dir)
         except ImportProblem as exc:
-            raise BadInputError(
-                str(exc), file=source or None, field="suite.target.function"
-            ) from None
+            raise BadInputError(str(exc), file=source or None, field=f"{field}.function") from None
         if not callable(function):
             raise BadInputError(
                 f"{target.function} is not callable",
                 file=source or None,
-                field="suite.target.function",
+                field=f"{field}.function",
             )
         self._function: Callable[..., Any] = function
 

@@ -33,9 +33,12 @@ class LoggedCall:
 
 
 class CallLog:
-    """The calls of one attempt, in the order they finished; safe to add from any thread."""
+    """The calls of one attempt, in the order they finished; safe to add from any thread.
+    It also carries the case's `vars` (a data row's values), which a target hands on to the
+    application: the runner knows the case, a provider only its requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, case_vars: dict[str, Any] | None = None) -> None:
+        self.vars: dict[str, Any] = dict(case_vars or {})
         self._calls: list[LoggedCall] = []
         self._lock = threading.Lock()
 
@@ -56,9 +59,9 @@ _open_lock = threading.Lock()
 
 
 @contextmanager
-def collecting() -> Iterator[CallLog]:
+def collecting(case_vars: dict[str, Any] | None = None) -> Iterator[CallLog]:
     """Open a log for the calls made until the block ends."""
-    log = CallLog()
+    log = CallLog(case_vars)
     token = _ACTIVE.set(log)
     with _open_lock:
         _open.append(log)

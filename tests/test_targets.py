@@ -279,3 +279,51 @@ def test_no_tools_exec_refuses_targets_and_spies_that_run_code(tmp_path: Path) -
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "suite.target[1]" in ran.stderr and "suite.spy[1].function" in ran.stderr
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_the_input_document(tmp_path: Path) -> None:
+    app = unique("echoapp")
+    write(
+        tmp_path / f"{app}.py",
+        """
+        import json
+
+        def answer(request):
+            return json.dumps(request, sort_keys=True)
+        """,
+    )
+    suite = write(
+        tmp_path / "suite.toml",
+        f"""
+        [suite]
+        name = "doc"
+        kind = "assert"
+        system_prompt = "Be brief."
+        target = {{ type = "python", function = "{app}:answer" }}
+
+        [[case]]
+        id = "one"
+        vars = {{ sku = "a1" }}
+        input = {{ messages = [
+            {{ role = "user", content = "hi" }},
+            {{ role = "assistant", content = "hello" }},
+            {{ role = "user", content = "price of a1?" }},
+        ] }}
+        [[case.assert]]
+        type = "json-valid"
+        """,
+    )
+    (case,) = run_suite(suite, tmp_path / "out").cases
+    assert json.loads(case.output) == {
+        "prompt": "price of a1?",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "price of a1?"},
+        ],
+        "system": "Be brief.",
+        "tools": [],
+        "json_schema": None,
+        "case": "doc/one",
+        "vars": {"sku": "a1"},
+    }

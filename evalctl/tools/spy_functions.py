@@ -231,9 +231,9 @@ def spying(spies: list[SpyDecl], suite_dir: Path) -> Iterator[None]:
 
 
 @contextmanager
-def spied_calls(suite: Suite) -> Iterator[None]:
+def spied_calls(suite: Suite, case_vars: dict[str, Any] | None = None) -> Iterator[None]:
     """One attempt: a log open for the application's calls, its spies installed."""
-    with collecting(), spying(suite.table.spy, suite.directory):
+    with collecting(case_vars), spying(suite.table.spy, suite.directory):
         yield
 
 

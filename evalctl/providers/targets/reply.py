@@ -9,14 +9,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalctl.calllog import LoggedCall, record
+from evalctl.calllog import LoggedCall, current, record
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, Usage
 from evalctl.errors import ProviderError
 
 
 def target_input(request: CompletionRequest) -> dict[str, Any]:
     """The document a target is called with: the last user message as `prompt`, the whole
-    conversation (system prompt apart), the tools the suite offers and the case key."""
+    conversation (system prompt apart), the tools the suite offers, the case key and the
+    case's `vars` (a data row's values; {} for a case without)."""
     system = next((m.content for m in request.messages if m.role is Role.SYSTEM), "")
     turns = [m for m in request.messages if m.role is not Role.SYSTEM]
     prompt = next((m.content for m in reversed(turns) if m.role is Role.USER), "")
@@ -27,6 +28,7 @@ def target_input(request: CompletionRequest) -> dict[str, Any]:
         "tools": [t.model_dump(mode="json") for t in request.tools],
         "json_schema": request.json_schema,
         "case": request.tag,
+        "vars": log.vars if (log := current()) is not None else {},
     }
 
 

@@ -34,9 +34,10 @@ class RawCase:
     label: str
     # `cases/data/tickets.csv line 4` for a row; None for an inline [[case]].
     origin: str | None = None
-    # The suite's default assertions, filled in for this case; the loader drops those
-    # whose check name the case's own assertions use.
-    default_assertions: list[dict[str, Any]] = field(default_factory=list)
+    # Assertions the case gets beside its own, filled in for it, each list with the field
+    # it came from (`suite.defaults.assert`); the loader drops those whose check name the
+    # case's own assertions use.
+    shared_assertions: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -93,12 +94,17 @@ def _inline_case(
     if not isinstance(variables, dict):
         return case  # CaseEntry says what `vars` must be
     data = dict(raw)
-    # A case that sets vars is a row written inline: the template fills what it leaves out.
+    context = {**variables, "id": data.get("id")}
+    # A case that sets vars is a row written inline: the template fills what it leaves out,
+    # and its assertions join the case's own as the defaults do.
     if variables and template:
         for key, value in template.items():
-            if key not in data:
+            if key == "assert" and "assert" in data:
+                loc = ("suite", "case_template", "assert")
+                rendered = _render(renderer, value, context, loc, case.problems)
+                case.shared_assertions.append(("suite.case_template.assert", list(rendered)))
+            elif key not in data:
                 data[key] = value
-    context = {**variables, "id": data.get("id")}
     for key, value in data.items():
         if key in _NOT_RENDERED:
             continue
@@ -144,7 +150,7 @@ def _apply_defaults(renderer: Renderer, case: RawCase, defaults: dict[str, Any])
         rendered = _render(
             renderer, defaults["assert"], context, ("suite", "defaults", "assert"), case.problems
         )
-        case.default_assertions = list(rendered)
+        case.shared_assertions.append(("suite.defaults.assert", list(rendered)))
 
 
 def _render(

@@ -56,7 +56,7 @@ class _Collector:
         self.errors: list[BadInputError] = []
         # The data-file row of the case being checked: its errors name it too.
         self.origin: str | None = None
-        self.said_once: set[tuple[str, str]] = set()
+        self.said_once: set[tuple[str, str, str]] = set()
 
     def add(self, message: str, *, case_id: str | None = None, field: str | None = None) -> None:
         if self.origin:
@@ -194,7 +194,7 @@ def _check_case(
     if kind is None or table is None:
         return None
     return _build_case(
-        errors, table, kind, entry, offered, path.resolve().parent, raw_case.default_assertions
+        errors, table, kind, entry, offered, path.resolve().parent, raw_case.shared_assertions
     )
 
 
@@ -266,7 +266,7 @@ def _build_case(
     entry: CaseEntry,
     offered: list[str] | None,
     suite_dir: Path,
-    default_assertions: list[dict[str, Any]] | None = None,
+    shared_assertions: list[tuple[str, list[dict[str, Any]]]] | None = None,
 ) -> Case | None:
     before = len(errors.errors)
     _check_names(errors, entry.id, "case.checks", entry.checks, tuple(kind.checks))
@@ -279,18 +279,17 @@ def _build_case(
     )
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
-    if default_assertions:
-        defaults, problems = parse_assertions(
-            default_assertions, check_types(), offered, _declared_args(table)
-        )
+    # A case overrides a shared assertion (the template's, a default) by giving its own
+    # assertion the same check name.
+    own = {spec.name for spec in specs}
+    for where, items in shared_assertions or []:
+        shared, problems = parse_assertions(items, check_types(), offered, _declared_args(table))
         for field, message in problems:
             # The same default fails the same way in every case: said once, at the first.
-            if (field, message) not in errors.said_once:
-                errors.said_once.add((field, message))
-                errors.add(message, case_id=entry.id, field=f"suite.defaults.assert{field}")
-        # A case overrides a default by giving its own assertion the same check name.
-        own = {spec.name for spec in specs}
-        specs = specs + [spec for spec in defaults if spec.name not in own]
+            if (where, field, message) not in errors.said_once:
+                errors.said_once.add((where, field, message))
+                errors.add(message, case_id=entry.id, field=f"{where}{field}")
+        specs = specs + [spec for spec in shared if spec.name not in own]
     if len(errors.errors) > before or parsed_input is None or expected is None:
         return None
     case = Case(

@@ -327,3 +327,31 @@ def test_the_input_document(tmp_path: Path) -> None:
         "case": "doc/one",
         "vars": {"sku": "a1"},
     }
+
+
+def test_a_judge_is_never_sent_to_the_application(tmp_path: Path) -> None:
+    tools, app = _app(tmp_path)
+    suite = write(
+        tmp_path / "suite.toml",
+        f"""
+        [suite]
+        name = "judged"
+        kind = "assert"
+        target = {{ type = "python", function = "{app}:answer" }}
+        [[suite.spy]]
+        function = "{tools}:lookup"
+
+        [[case]]
+        id = "one"
+        input = {{ prompt = "a1" }}
+        [[case.assert]]
+        type = "judge"
+        rubric = "The answer gives a stock level."
+        """,
+    )
+    (case,) = run_suite(suite, tmp_path / "out").cases
+    assert case.status == "error"
+    judge = next(c for c in case.checks if c.status == "error")
+    assert "[judge] provider" in (judge.message or "")
+    # The application answered the case once; the judge's request never reached it.
+    assert [c.arguments for c in case.tool_calls] == [{"sku": "a1"}]

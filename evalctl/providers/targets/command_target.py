@@ -21,7 +21,7 @@ from typing import Any
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import ProviderError
 from evalctl.providers.targets.config import CommandTarget
-from evalctl.providers.targets.reply import target_input, to_response
+from evalctl.providers.targets.reply import refuse_side_request, target_input, to_response
 
 _STDERR_TAIL = 400
 
@@ -47,6 +47,7 @@ class CommandTargetProvider:
         return frozenset()
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        refuse_side_request(request, f"command target {self.model}")
         limit = min(timeout, self._target.timeout_s or timeout)
         stdin = json.dumps(target_input(request)).encode()
         what = f"command target {self.model}"

@@ -25,7 +25,13 @@ from evalctl import secrets
 from evalctl.chat import CompletionRequest, CompletionResponse, Usage
 from evalctl.errors import BadInputError, ProviderError, TransientProviderError
 from evalctl.providers.targets.config import HttpTarget
-from evalctl.providers.targets.reply import render_template, target_input, to_response, value_at
+from evalctl.providers.targets.reply import (
+    refuse_side_request,
+    render_template,
+    target_input,
+    to_response,
+    value_at,
+)
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # 429 (rate limited), 408 (request timeout) and the 5xx family are worth another try.
@@ -128,6 +134,7 @@ class HttpTargetProvider:
             self._local.conn = None
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        refuse_side_request(request, f"http target {self.model}")
         limit = min(timeout, self._target.timeout_s or timeout)
         document = target_input(request)
         body = (

@@ -23,7 +23,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError, ProviderError
 from evalctl.providers.targets.config import PythonTarget
 from evalctl.providers.targets.importing import ImportProblem, load_object
-from evalctl.providers.targets.reply import target_input, to_response
+from evalctl.providers.targets.reply import refuse_side_request, target_input, to_response
 
 
 def _call(function: Callable[..., Any], document: dict[str, Any]) -> Any:
@@ -74,6 +74,7 @@ class PythonTargetProvider:
         return frozenset()
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        refuse_side_request(request, f"python target {self._target.function}")
         limit = min(timeout, self._target.timeout_s or timeout)
         document = target_input(request)
         outcome: dict[str, Any] = {}

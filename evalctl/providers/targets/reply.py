@@ -14,6 +14,17 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, U
 from evalctl.errors import ProviderError
 
 
+def refuse_side_request(request: CompletionRequest, what: str) -> None:
+    """A case's side request (a `judge` grading it, tagged `suite/id#judge`) needs a model:
+    sent to the application, it would be answered as if it were a customer's question."""
+    if "#" in request.tag:
+        raise ProviderError(
+            f"a side request ({request.tag.partition('#')[2]}) reached {what}, which is your "
+            "application, not a model: name the judge's provider ([judge] provider in "
+            "evalctl.toml, or the assertion's own provider; docs/targets.md)"
+        )
+
+
 def target_input(request: CompletionRequest) -> dict[str, Any]:
     """The document a target is called with: the last user message as `prompt`, the whole
     conversation (system prompt apart), the tools the suite offers, the case key and the

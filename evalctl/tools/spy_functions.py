@@ -174,10 +174,13 @@ def _install(spy: SpyDecl, suite_dir: Path) -> _Patch:
     places: list[tuple[Any, str, Any, bool]] = [(owner, name, original, True)]
     # `from app.tools import search` binds the function in the importing module too.
     for module in list(sys.modules.values()):
-        found = getattr(module, "__dict__", {})
-        for attr, value in list(found.items()):
-            if value is original and module is not owner:
-                places.append((module, attr, original, True))
+        if module is owner or module is None:
+            continue
+        try:
+            names = [a for a, v in list(vars(module).items()) if v is original]
+        except Exception:  # a lazy or odd module object: nothing of ours can be bound there
+            continue
+        places += [(module, attr, original, True) for attr in names]
     for where, attr, _, _ in places:
         setattr(where, attr, wrapper)
     return _Patch(places)

@@ -355,3 +355,25 @@ def test_a_judge_is_never_sent_to_the_application(tmp_path: Path) -> None:
     assert "[judge] provider" in (judge.message or "")
     # The application answered the case once; the judge's request never reached it.
     assert [c.arguments for c in case.tool_calls] == [{"sku": "a1"}]
+
+
+def test_validate_finds_a_missing_command_target_program(tmp_path: Path) -> None:
+    suite = write(
+        tmp_path / "suite.toml",
+        """
+        [suite]
+        name = "cmd"
+        kind = "assert"
+        target = { type = "command", argv = ["./bin/answer", "--fast"] }
+
+        [[case]]
+        id = "one"
+        input = { prompt = "hi" }
+        [[case.assert]]
+        type = "regex"
+        pattern = "."
+        """,
+    )
+    checked = evalctl(tmp_path, "cases", "validate", str(suite))
+    assert checked.returncode == 2
+    assert "suite.target[1].argv" in checked.stderr and "program not found" in checked.stderr

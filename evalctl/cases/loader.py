@@ -18,6 +18,7 @@ from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
 from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
+from evalctl.tools.command import command_problems
 from evalctl.tools.declared import declared_tool_problems
 from evalctl.tools.python_tool import python_tool_problems
 
@@ -246,7 +247,7 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
 
 def _check_app_functions(errors: _Collector, table: SuiteTable, suite_dir: Path) -> None:
     """A python target's function and each spied function are found as `run` would find them,
-    without importing them (for a method, its class)."""
+    without importing them (for a method, its class); a command target's program is found."""
     named = [
         (f"suite.target[{i}].function", t.function)
         for i, t in enumerate(table.target, start=1)
@@ -257,6 +258,10 @@ def _check_app_functions(errors: _Collector, table: SuiteTable, suite_dir: Path)
         module, _, attrs = spec.partition(":")
         for message in python_tool_problems(f"{module}:{attrs.split('.')[0]}", suite_dir):
             errors.add(message, field=field)
+    for index, target in enumerate(table.target, start=1):
+        if target.type == "command":
+            for message in command_problems(target.argv, suite_dir):
+                errors.add(message, field=f"suite.target[{index}].argv")
 
 
 def _build_case(

@@ -94,7 +94,7 @@ def _inline_case(
     if not isinstance(variables, dict):
         return case  # CaseEntry says what `vars` must be
     data = dict(raw)
-    context = {**variables, "id": data.get("id")}
+    context = _context(variables, data.get("id"))
     # A case that sets vars is a row written inline: the template fills what it leaves out,
     # and its assertions join the case's own as the defaults do.
     if variables and template:
@@ -133,7 +133,7 @@ def _row_case(
             renderer, table.id_template, variables, ("suite", "id_template"), problems
         )
     data: dict[str, Any] = {"id": case_id, "vars": variables}
-    context = {**variables, "id": case_id}
+    context = _context(variables, case_id)
     for key, value in template.items():
         data[key] = _render(renderer, value, context, ("suite", "case_template", key), problems)
     label = case_id if isinstance(case_id, str) else record.where
@@ -146,11 +146,17 @@ def _apply_defaults(renderer: Renderer, case: RawCase, defaults: dict[str, Any])
             case.data[key] = defaults[key]
     if "assert" in defaults:
         variables = case.data.get("vars", {})
-        context = {**(variables if isinstance(variables, dict) else {}), "id": case.data.get("id")}
+        context = _context(variables if isinstance(variables, dict) else {}, case.data.get("id"))
         rendered = _render(
             renderer, defaults["assert"], context, ("suite", "defaults", "assert"), case.problems
         )
         case.shared_assertions.append(("suite.defaults.assert", list(rendered)))
+
+
+def _context(variables: dict[str, Any], case_id: Any) -> dict[str, Any]:
+    """What a placeholder may name: each var, `vars` (for a column whose name is not a
+    Python name, `vars["ticket text"]`; a column named `vars` wins) and the case's `id`."""
+    return {"vars": variables, **variables, "id": case_id}
 
 
 def _render(

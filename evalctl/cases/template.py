@@ -111,7 +111,7 @@ class Renderer:
         try:
             return template.render(variables)
         except UndefinedError as exc:
-            names = ", ".join(sorted(variables)) or "none"
+            names = ", ".join(sorted(k for k in variables if k != "vars")) or "none"
             problems.append((loc, f"{exc}: a placeholder with no value (vars: {names})"))
         except SecurityError as exc:
             problems.append((loc, f"not allowed in a template: {exc}"))

@@ -6,6 +6,7 @@ and a header secret written nowhere."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -194,7 +195,9 @@ def test_cli_error_not_regression_and_no_secret_written(
     # The server echoed the header into answers and errors: nothing evalctl wrote keeps it.
     for output in (made, ran, compared):
         assert SECRET not in output.stdout + output.stderr
+    home = Path(os.environ["EVALCTL_HOME"])
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".toml"]
+    written += [p for p in home.rglob("*") if p.is_file()]
     assert any(p.name == "results.json" for p in written)
     for path in written:
         assert SECRET not in path.read_text(errors="replace"), path

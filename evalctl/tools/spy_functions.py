@@ -236,8 +236,18 @@ def spying(spies: list[SpyDecl], suite_dir: Path) -> Iterator[None]:
 @contextmanager
 def spied_calls(suite: Suite, case_vars: dict[str, Any] | None = None) -> Iterator[None]:
     """One attempt: a log open for the application's calls, its spies installed."""
-    with collecting(case_vars), spying(suite.table.spy, suite.directory):
+    with collecting(case_vars), _named(suite), spying(suite.table.spy, suite.directory):
         yield
+
+
+@contextmanager
+def _named(suite: Suite) -> Iterator[None]:
+    # Found before the run (check_spies), a function may still be gone by a later case: a
+    # module edited mid-run. That is the suite's problem, named as such, not evalctl's.
+    try:
+        yield
+    except ImportProblem as exc:
+        raise BadInputError(str(exc), file=str(suite.path), field="suite.spy") from None
 
 
 def logged_records(turn: int) -> list[ToolCallRecord]:

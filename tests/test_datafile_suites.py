@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evalctl.cases.loader import load_suite
 from evalctl.errors import BadInputError, ExitCode
@@ -315,3 +317,52 @@ def test_a_data_file_with_only_a_header_leaves_the_suite_without_cases(tmp_path:
     err = _error(path)
     assert err.field == "case"
     assert "cases_from" in err.message
+
+
+FUZZ = settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+cells = st.text(max_size=12)
+csv_texts = (
+    st.lists(st.lists(cells, min_size=1, max_size=4), max_size=5).map(
+        lambda rows: "\n".join(",".join(row) for row in [["id", "q"], *rows])
+    )
+    | st.text()
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=10,
+)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json", ".toml"])
+@FUZZ
+@given(data=st.data())
+def test_any_data_file_loads_or_is_bad_input_never_a_crash(
+    tmp_path: Path, suffix: str, data: st.DataObject
+) -> None:
+    if suffix == ".csv":
+        text = data.draw(csv_texts)
+    elif suffix == ".jsonl":
+        text = "\n".join(json.dumps(v) for v in data.draw(st.lists(json_values, max_size=4)))
+    elif suffix == ".json":
+        text = json.dumps(data.draw(json_values))
+    else:
+        text = data.draw(st.text())
+    (tmp_path / f"rows{suffix}").write_text(text)
+    path = _suite(
+        tmp_path,
+        HEAD + f'cases_from = "rows{suffix}"\n[suite.case_template]\n'
+        'input = { prompt = "{{ q }}" }\n[[suite.case_template.assert]]\ntype = "contains"\n'
+        'value = "{{ id }}"\n',
+    )
+    try:
+        suite = load_suite(path)
+    except BadInputError as exc:
+        assert exc.code is ExitCode.BAD_INPUT
+    else:
+        assert suite.cases

@@ -366,3 +366,10 @@ def test_any_data_file_loads_or_is_bad_input_never_a_crash(
         assert exc.code is ExitCode.BAD_INPUT
     else:
         assert suite.cases
+
+
+def test_a_toml_data_file_among_the_suites_is_named_as_such(tmp_path: Path) -> None:
+    path = _suite(tmp_path, '[[row]]\nid = "a"\n', name="rows.toml")
+    err = _error(path)
+    assert err.field == "row"
+    assert "data file" in err.message and "data/ subdirectory" in err.message

@@ -119,6 +119,14 @@ def load_suite(path: Path) -> Suite:
             field="cases" if "cases" in raw else "default",
         )
         errors.raise_any()
+    if set(raw) == {"row"}:
+        # Likewise a TOML data file beside the suite that names it in `cases_from`.
+        errors.add(
+            "this is a data file ([[row]] tables), not a suite: keep data files out of the "
+            "directories given as suites, e.g. in a data/ subdirectory",
+            field="row",
+        )
+        errors.raise_any()
     for key in raw:
         if key not in ("suite", "case"):
             errors.add("unknown key (a suite file has [suite] and [[case]] tables)", field=key)

@@ -143,11 +143,14 @@ def test_redact_env_in_evalctl_toml_adds_names(
 ) -> None:
     monkeypatch.setenv("DEPLOY_HOOK_URL", "https://hooks.example/planted")
     assert redact("to https://hooks.example/planted") == "to https://hooks.example/planted"
-    (tmp_path / "evalctl.toml").write_text('redact_env = ["DEPLOY_HOOK_URL"]\n')
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "evalctl.toml").write_text('redact_env = ["DEPLOY_HOOK_URL"]\n')
     try:
-        load_settings(tmp_path)
+        load_settings(project)
         assert redact("to https://hooks.example/planted") == "to [REDACTED:DEPLOY_HOOK_URL]"
     finally:
+        # A sibling folder: evalctl.toml is looked for upward, so not below the project.
         load_settings(tmp_path / "elsewhere")
     assert "planted" in redact("to https://hooks.example/planted")
 

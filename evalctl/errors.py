@@ -174,6 +174,16 @@ class ServerCrashedError(ProviderError):
     """
 
 
+class ContextOverflowError(ProviderError):
+    """The conversation no longer fits the model's context window.
+
+    Permanent for this conversation, so not retried. On a case's first request it is the
+    suite's problem (its prompt does not fit) and the case is `error`; later, the model's own
+    turns (tool calls and their results) outgrew the window, and the runner ends the
+    conversation there and scores what it has, as it does when `max_turns` runs out.
+    """
+
+
 class ProviderUnavailableError(EvalctlError):
     """A provider's prerequisite (API key, model file, SDK) is missing."""
 

@@ -12,8 +12,10 @@ Failure semantics (what the runner sees):
   daemon normally answers with stop_reason "timeout" itself before the deadline; when the
   deadline still wins (a long prompt evaluation, a queue behind other requests), the case
   ran out of time either way, and retrying would only spend the same budget again;
-- INVALID_ARGUMENT (context overflow, bad schema, unknown tool): `ProviderError` with the
-  daemon's message, including token counts; the daemon keeps serving.
+- OUT_OF_RANGE (the conversation outgrew the context window): `ContextOverflowError`, which
+  the runner scores as the end of the conversation after the first reply (else `error`).
+- INVALID_ARGUMENT (bad schema, unknown tool): `ProviderError` with the daemon's message;
+  the daemon keeps serving.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
 from evalctl.errors import (
     BadInputError,
+    ContextOverflowError,
     EvalctlError,
     ProviderError,
     ServerCrashedError,
@@ -250,6 +253,10 @@ class LocalProvider:
         details = exc.details() or str(code)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return CompletionResponse(stop_reason="timeout", model=self.model)
+        if code == grpc.StatusCode.OUT_OF_RANGE:
+            raise ContextOverflowError(
+                f"the local daemon rejected the request: {details}"
+            ) from None
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             raise ProviderError(f"the local daemon rejected the request: {details}") from None
         pid = self._pid

@@ -157,6 +157,9 @@ class TurnRecord(_Strict):
     # This reply repeated, argument for argument, the previous turn's tool calls, which had
     # failed, and they failed again: the runner ended the conversation here.
     repeated_failed_calls: bool = False
+    # This turn's request no longer fit the model's context window: the conversation ended
+    # here, unanswered, and the case was scored on the turns before it.
+    context_overflow: bool = False
     reply: CompletionResponse | None = None
 
 

@@ -19,7 +19,7 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.config import Settings
-from evalctl.errors import EvalctlError, ServerCrashedError
+from evalctl.errors import ContextOverflowError, EvalctlError, ServerCrashedError
 from evalctl.plugin import Origin
 from evalctl.plugin_loader import check_origin, get_check, registry
 from evalctl.providers.base import Provider, measured_speed
@@ -199,7 +199,11 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
             final_answer_turn=final,
         )
         turns.append(record)
-        response = retry.call(partial(_complete_by, provider, request, deadline, limit))
+        try:
+            response = retry.call(partial(_complete_by, provider, request, deadline, limit))
+        except ContextOverflowError:
+            record.context_overflow = True
+            raise
         record.reply = response
         responses.append(response)
         usage = usage + response.usage
@@ -241,6 +245,13 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         if ended_on_tool_call and shape.terminal_tool is None:
             messages.append(Message.user(FINAL_ANSWER_PROMPT))
             ask(table.max_turns + 1, "none", final=True)
+    except ContextOverflowError as exc:
+        # After the first reply it is the model's own conversation (its tool calls and their
+        # results) that outgrew the window, as a sampled sommelier case did: the case is
+        # scored on what it has, as when max_turns runs out. On the first request the suite's
+        # prompt itself does not fit: that is not the model's doing, so `error`.
+        if not responses:
+            return ended_in_error(str(exc))
     except ServerCrashedError as exc:
         return ended_in_error(str(exc), crashed=True)
     except EvalctlError as exc:

@@ -1,7 +1,8 @@
 """The gRPC InferenceService: translate RPCs to engine calls and engine errors to codes.
 
-Context overflow and malformed requests become INVALID_ARGUMENT (the daemon keeps
-serving); a request that arrives while the model is still loading gets UNAVAILABLE.
+Malformed requests become INVALID_ARGUMENT and a conversation over the context window
+OUT_OF_RANGE, so the client can tell the two apart (the daemon keeps serving either way); a
+request that arrives while the model is still loading gets UNAVAILABLE.
 Every RPC's cancellation (client gone, deadline, shutdown grace expired) reaches the
 engine through `context.add_callback`, which stops generation between two tokens.
 """
@@ -237,7 +238,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
                 n_ctx=exc.n_ctx,
                 max_tokens=exc.max_tokens,
             )
-            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+            raise _Abort(grpc.StatusCode.OUT_OF_RANGE, str(exc)) from None
         except BadRequestError as exc:
             self._log.event("bad_request", tag=chat.tag, error=str(exc))
             raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None

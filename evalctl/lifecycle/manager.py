@@ -16,9 +16,10 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -108,6 +109,24 @@ class StopResult(BaseModel):
     how: StopHow
     pid: int | None = None
     seconds: float = 0.0
+
+
+def daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The daemon's environment: this process's, with this very evalctl importable.
+
+    From a checkout that is not installed, the checkout goes first on PYTHONPATH. An
+    installed evalctl is found by the same interpreter anyway, and putting its
+    site-packages first would shadow what the user's PYTHONPATH puts first on purpose,
+    such as a llama.cpp built for another instruction set (docs/hardware.md).
+    """
+    env = dict(environ)
+    package_root = Path(__file__).resolve().parents[2]
+    installed = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
+    if package_root not in installed:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(package_root), env.get("PYTHONPATH")) if p
+        )
+    return env
 
 
 class DaemonManager:
@@ -228,11 +247,7 @@ class DaemonManager:
             log_path=self.paths.log,
             lock_fd=lock_fd,
         )
-        env = dict(os.environ)
-        # The daemon must import this very evalctl, even from a checkout that is not
-        # installed.
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        env = daemon_environment(os.environ)
         err_fd = os.open(self.paths.stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             # Own session: it outlives this process and the terminal's Ctrl-C. exec() of

@@ -11,17 +11,7 @@ import psutil
 
 from evalctl import __version__
 from evalctl.results.models import Environment
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from evalctl.server.hardware import cpu_model
 
 
 def llama_cpp_version() -> str | None:
@@ -36,7 +26,7 @@ def capture() -> Environment:
     return Environment(
         host=socket.gethostname(),
         platform=platform.platform(),
-        cpu=_cpu_model(),
+        cpu=cpu_model(),
         cpu_count=os.cpu_count() or 1,
         ram_bytes=psutil.virtual_memory().total,
         python=platform.python_version(),

@@ -21,12 +21,17 @@ from typing import Any
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import ProviderError
 from evalctl.providers.targets.config import CommandTarget
-from evalctl.providers.targets.reply import refuse_side_request, target_input, to_response
+from evalctl.providers.targets.reply import (
+    TargetTraits,
+    refuse_side_request,
+    target_input,
+    to_response,
+)
 
 _STDERR_TAIL = 400
 
 
-class CommandTargetProvider:
+class CommandTargetProvider(TargetTraits):
     name = "command"
 
     def __init__(self, target: CommandTarget, suite_dir: Path):
@@ -37,14 +42,6 @@ class CommandTargetProvider:
     @property
     def model(self) -> str:
         return " ".join(self._target.argv)
-
-    @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset()
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"command target {self.model}")

@@ -26,6 +26,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Usage
 from evalctl.errors import BadInputError, ProviderError, TransientProviderError
 from evalctl.providers.targets.config import HttpTarget
 from evalctl.providers.targets.reply import (
+    TargetTraits,
     refuse_side_request,
     render_template,
     target_input,
@@ -61,7 +62,7 @@ def _retry_after(header: str | None) -> float | None:
         return None  # an HTTP date: the policy's own backoff will do
 
 
-class HttpTargetProvider:
+class HttpTargetProvider(TargetTraits):
     name = "http"
 
     def __init__(
@@ -105,14 +106,6 @@ class HttpTargetProvider:
     @property
     def model(self) -> str:
         return self._redact(f"{self._target.method} {self._target.url}")
-
-    @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)

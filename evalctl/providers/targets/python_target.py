@@ -23,7 +23,12 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError, ProviderError
 from evalctl.providers.targets.config import PythonTarget
 from evalctl.providers.targets.importing import ImportProblem, load_object
-from evalctl.providers.targets.reply import refuse_side_request, target_input, to_response
+from evalctl.providers.targets.reply import (
+    TargetTraits,
+    refuse_side_request,
+    target_input,
+    to_response,
+)
 
 
 def _call(function: Callable[..., Any], document: dict[str, Any]) -> Any:
@@ -37,7 +42,7 @@ def _call(function: Callable[..., Any], document: dict[str, Any]) -> Any:
     return result
 
 
-class PythonTargetProvider:
+class PythonTargetProvider(TargetTraits):
     name = "python"
 
     def __init__(
@@ -64,14 +69,6 @@ class PythonTargetProvider:
     @property
     def model(self) -> str:
         return self._target.function
-
-    @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset()
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"python target {self._target.function}")

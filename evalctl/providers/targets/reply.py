@@ -1,5 +1,6 @@
-"""What every target shares: the input document the application gets, and the reading of
-its reply (text, or a structured reply with text, tool calls and usage)."""
+"""What every target shares: the provider traits no application has (weights, capabilities),
+the input document the application gets, and the reading of its reply (text, or a
+structured reply with text, tool calls and usage)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalctl.calllog import LoggedCall, current, record
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, Usage
 from evalctl.errors import ProviderError
+
+
+class TargetTraits:
+    """An application is no model: it has no weights to hash and offers no model capability
+    (grammar, tool calls) that a suite could `require`."""
+
+    @property
+    def model_sha256(self) -> str | None:
+        return None
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset()
 
 
 def refuse_side_request(request: CompletionRequest, what: str) -> None:

@@ -106,3 +106,35 @@ def test_a_baseline_written_run_by_run_reads_its_source_results_from_a_directory
     (tmp_path / "local.results" / "tri.json").unlink()
     refused = run_cli(capsys, "report", str(baseline), "--markdown", "-")
     assert refused.code == 2 and "was written from run tri-run" in refused.err
+
+
+def test_a_sampled_baseline_counts_checks_over_its_samples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalctl.baselines.model import BaselineSampling, PassCount
+
+    baseline = build_baseline(_run(), min_pass_rate=0.0).model_copy(
+        update={
+            "check_counts": {
+                "som/b": {"tool_selection": PassCount(passed=5, runs=5)},
+                "som/c": {"tool_selection": PassCount(passed=2, runs=5)},
+            },
+            "sampling": {
+                "som": BaselineSampling(
+                    samples=5,
+                    seeds=[0, 1, 2, 3, 4],
+                    temperature=0.3,
+                    top_p=1.0,
+                    perturbed=True,
+                    perturbation="greedy suite sampled at temperature 0.3",
+                )
+            },
+        }
+    )
+    path = write_baseline(baseline, tmp_path / "local.json")
+    done = run_cli(capsys, "report", str(path), "--markdown", "-")
+    assert done.code == 0, done.err
+    som = next(line for line in done.out.splitlines() if line.startswith("| som "))
+    # som/a's one outcome, then som/b's 5/5 and som/c's 2/5 samples.
+    assert "tool\\_selection 8/11" in som
+    assert "checks counted over 5 samples per case" in done.out

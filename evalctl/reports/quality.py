@@ -1,7 +1,8 @@
 """The quality table of a baseline: `evalctl report baselines/local.json --markdown -`.
 
 Every figure comes from committed files, so a README that quotes the table can be checked
-by anyone: the baseline (each case's status and each check's outcome) and, when present,
+by anyone: the baseline (each case's status and each check's outcome, counted over its samples
+where it was recorded with `--samples K`) and, when present,
 the results it was written from, committed beside it as `<baseline stem>.results.json`
 (`baselines/local.json` -> `baselines/local.results.json`), which add latency. A baseline
 written suite by suite (`evalctl baseline --from` once per run, each merging its suites in)
@@ -21,7 +22,7 @@ from evalctl.errors import BadInputError
 from evalctl.reports.markdown import cell
 from evalctl.results.document import Document, load_document
 from evalctl.results.io import run_from_document
-from evalctl.results.models import CheckStatus, RunResult
+from evalctl.results.models import RunResult
 from evalctl.results.summary import percentile
 
 
@@ -77,22 +78,36 @@ def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole} ({part / whole:.0%})" if whole else "0/0"
 
 
-def _checks_cell(outcomes: list[dict[str, CheckStatus]]) -> tuple[str, str]:
+def _check_tallies(baseline: Baseline, key: str) -> dict[str, Counter[str]]:
+    """Per check of one case: passes and failures over the baseline's samples where it
+    counted them (a sampled baseline), else the one recorded outcome; n/a counted apart."""
+    tallies: dict[str, Counter[str]] = {}
+    counts = baseline.check_counts.get(key, {})
+    for name, status in baseline.checks.get(key, {}).items():
+        if name in counts:
+            count = counts[name]
+            tallies[name] = Counter(pass_=count.passed, fail=count.runs - count.passed)
+        else:
+            tallies[name] = Counter({"pass_" if status == "pass" else status: 1})
+    return tallies
+
+
+def _checks_cell(outcomes: list[dict[str, Counter[str]]]) -> tuple[str, str]:
     """(all checks passed / scored, per check name), n/a counted apart."""
     by_name: dict[str, Counter[str]] = {}
     for case in outcomes:
-        for name, status in case.items():
-            by_name.setdefault(name, Counter())[status] += 1
+        for name, tally in case.items():
+            by_name.setdefault(name, Counter()).update(tally)
     total = Counter[str]()
     parts = []
     for name, counts in by_name.items():
         total.update(counts)
-        scored = counts["pass"] + counts["fail"]
-        text = f"{name} {counts['pass']}/{scored}"
+        scored = counts["pass_"] + counts["fail"]
+        text = f"{name} {counts['pass_']}/{scored}"
         if counts["n/a"]:
             text += f" ({counts['n/a']} n/a)"
         parts.append(text)
-    overall = _pct(total["pass"], total["pass"] + total["fail"])
+    overall = _pct(total["pass_"], total["pass_"] + total["fail"])
     if total["n/a"]:
         overall += f", {total['n/a']} n/a"
     return overall, " · ".join(parts) or "-"
@@ -106,11 +121,17 @@ def quality_markdown(doc: Document) -> str:
     header = ["suite", "cases passed", "checks passed", "per check (passed/scored)"]
     if runs is not None:
         header.append("latency p50 per case")
+    samples = sorted({s.samples for s in baseline.sampling.values()})
     lines = [
         f"Quality of {cell(baseline.model)} ({cell(baseline.provider)}), from "
         f"{cell(doc.path.name)}"
         + (f" and {cell(_source_name(doc))}" if runs is not None else "")
         + (f" (run {cell(baseline.source_run_id)})" if baseline.source_run_id else "")
+        + (
+            f"; checks counted over {'/'.join(map(str, samples))} samples per case"
+            if samples and samples != [1]
+            else ""
+        )
         + ":",
         "",
         "| " + " | ".join(header) + " |",
@@ -131,9 +152,7 @@ def quality_markdown(doc: Document) -> str:
         passed = sum(baseline.baselines[k] == "pass" for k in keys)
         flaky = sum(baseline.baselines[k] == "flaky" for k in keys)
         cases = _pct(passed, len(keys)) + (f", {flaky} flaky" if flaky else "")
-        overall, per_check = _checks_cell(
-            [baseline.checks[k] for k in keys if k in baseline.checks]
-        )
+        overall, per_check = _checks_cell([_check_tallies(baseline, k) for k in keys])
         if not any(k in baseline.checks for k in keys):
             overall, per_check = "-", "no check outcomes (a schema_version 1 baseline)"
         row = [cell(suite), cases, overall, cell(per_check)]

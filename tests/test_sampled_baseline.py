@@ -438,11 +438,18 @@ def _narrowed_runs(tmp_path: Path) -> tuple[Path, Path, Path]:
     return outs[0], outs[1], outs[2]
 
 
-def _write_from(results: Path, out: Path, start: multiprocessing.synchronize.Barrier) -> None:
+ROUNDS = 20  # issue 20: two concurrent narrowed baselines keep both updates in 20 of 20
+
+
+def _write_from(results: Path, base: Path, start: multiprocessing.synchronize.Barrier) -> None:
     from evalctl.cli.baseline import baseline
 
-    start.wait()
-    baseline(from_results=results, out=out, min_pass_rate=0.0, as_json=True)
+    for attempt in range(ROUNDS):
+        start.wait()  # the parent has written this round's full baseline
+        baseline(
+            from_results=results, out=base / f"b{attempt}.json", min_pass_rate=0.0, as_json=True
+        )
+        start.wait()  # both writers are done: the parent reads the file
 
 
 def test_two_writers_of_one_baseline_both_keep_their_update(
@@ -450,25 +457,29 @@ def test_two_writers_of_one_baseline_both_keep_their_update(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     full, one, two = _narrowed_runs(tmp_path)
-    # Spawned, not forked: a fork of a test process that has run threads may deadlock.
+    # Spawned, not forked: a fork of a test process that has run threads may deadlock. The
+    # two writers are started once and meet the parent at a barrier every round, so their
+    # reads of each round's file fall together unless the lock makes the second wait for the
+    # first (without it, checked: one suite's update was lost in the first round).
     ctx = multiprocessing.get_context("spawn")
-    for attempt in range(4):
-        out = tmp_path / f"b{attempt}.json"
-        write_baseline(build_baseline(read_run(full / "results.json"), 0.0), out)
-        assert set(read_baseline(out).baselines.values()) == {"fail"}
-        # Both processes are past every import when the barrier opens, so their reads of
-        # the file fall together unless the lock makes the second wait for the first
-        # (without it, checked: one suite's update was lost in the first round).
-        start = ctx.Barrier(2)
-        writers = [ctx.Process(target=_write_from, args=(r, out, start)) for r in (one, two)]
-        for w in writers:
-            w.start()
+    start = ctx.Barrier(3, timeout=120)
+    writers = [ctx.Process(target=_write_from, args=(r, tmp_path, start)) for r in (one, two)]
+    for w in writers:
+        w.start()
+    try:
+        for attempt in range(ROUNDS):
+            out = tmp_path / f"b{attempt}.json"
+            write_baseline(build_baseline(read_run(full / "results.json"), 0.0), out)
+            assert set(read_baseline(out).baselines.values()) == {"fail"}
+            start.wait()
+            start.wait()
+            assert read_baseline(out).baselines == {"one/hello": "pass", "two/hello": "pass"}
+            # The lock file stays beside the baseline: unlinking it would race the next writer.
+            assert (tmp_path / f"b{attempt}.json.lock").exists()
+    finally:
         for w in writers:
             w.join(60)
-        assert [w.exitcode for w in writers] == [0, 0]
-        assert read_baseline(out).baselines == {"one/hello": "pass", "two/hello": "pass"}
-        # The lock file stays beside the baseline: unlinking it would race the next writer.
-        assert (tmp_path / f"b{attempt}.json.lock").exists()
+    assert [w.exitcode for w in writers] == [0, 0]
 
 
 # --- the real model --------------------------------------------------------------------

@@ -19,6 +19,7 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.config import Settings
+from evalctl.cost import estimate_run_cost
 from evalctl.errors import ContextOverflowError, EvalctlError, ServerCrashedError
 from evalctl.plugin import Origin
 from evalctl.plugin_loader import check_origin, get_check, registry
@@ -267,6 +268,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         judge=setup.judge,
         resources=setup.resources,
         tools=ctx,
+        latency_ms=elapsed_ms(),
+        usage=usage,
+        cost_usd=estimate_run_cost(provider.name, provider.model, usage, setup.settings),
     )
     # A plugin's check runs under the case's deadline: one that blocks cannot hang the run.
     bounds = _check_bounds(setup.suite.table.kind, deadline, limit.seconds)

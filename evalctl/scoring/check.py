@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from evalctl.cases.schema import Case, SuiteTable
-from evalctl.chat import CompletionResponse, Message
+from evalctl.chat import CompletionResponse, Message, Usage
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring.answer import Answer, read_answer
 from evalctl.scoring.judging import JudgeService
@@ -60,6 +60,13 @@ class ScoringContext:
     resources: Mapping[str, Any] = field(default_factory=dict)
     # The case's tool context (fixtures directory, settings); None outside a run.
     tools: ToolContext | None = None
+    # How long the attempt had run when it was scored; None outside a run.
+    latency_ms: float | None = None
+    # The tokens of every request of the attempt, summed; None outside a run.
+    usage: Usage | None = None
+    # The attempt's estimated cost (evalctl.cost); None where the provider is not billed or
+    # the model has no price.
+    cost_usd: float | None = None
 
 
 class Check(Protocol[P]):
@@ -117,6 +124,9 @@ def scoring_context(
     judge: JudgeService | None = None,
     resources: Mapping[str, Any] | None = None,
     tools: ToolContext | None = None,
+    latency_ms: float | None = None,
+    usage: Usage | None = None,
+    cost_usd: float | None = None,
 ) -> ScoringContext:
     """The context of one transcript, its final answer read once (evalctl.scoring.answer)."""
     return ScoringContext(
@@ -127,4 +137,7 @@ def scoring_context(
         judge=judge,
         resources=resources if resources is not None else {},
         tools=tools,
+        latency_ms=latency_ms,
+        usage=usage,
+        cost_usd=cost_usd,
     )

@@ -11,7 +11,7 @@ from evalctl import userfiles
 from evalctl.cases.datafiles import RawCase, expand_cases
 from evalctl.cases.requirements import known_requirements
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
-from evalctl.cases.select import case_matches
+from evalctl.cases.select import CaseFilter, case_matches
 from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
@@ -310,6 +310,7 @@ def _build_case(
         id=entry.id,
         description=entry.description,
         features=entry.features,
+        metadata=entry.metadata,
         input=parsed_input,
         expected=expected,
         checks=list(entry.checks or table.checks or kind.checks),
@@ -482,8 +483,10 @@ def select(
     *,
     suite_names: list[str] | None = None,
     case_glob: str | None = None,
+    case_filter: CaseFilter | None = None,
 ) -> list[Suite]:
-    """The suites named (all when none are), each narrowed to the cases matching the glob."""
+    """The suites named (all when none are), each narrowed to the cases matching the glob and
+    the `--feature`/`--meta` filter."""
     names = [s.name for s in suites]
     if suite_names:
         unknown = [n for n in suite_names if n not in names]
@@ -493,10 +496,15 @@ def select(
                 field="--suite",
             )
         suites = [s for s in suites if s.name in suite_names]
-    if case_glob:
+    if case_glob or case_filter:
         narrowed = []
         for suite in suites:
-            cases = [c for c in suite.cases if case_matches(c.id, c.key, case_glob)]
+            cases = [
+                c
+                for c in suite.cases
+                if (not case_glob or case_matches(c.id, c.key, case_glob))
+                and (not case_filter or case_filter.matches(c.features, c.metadata))
+            ]
             if cases:
                 narrowed.append(suite.model_copy(update={"cases": cases}))
         suites = narrowed
@@ -509,5 +517,11 @@ def load_suites(
     *,
     suite_names: list[str] | None = None,
     case_glob: str | None = None,
+    case_filter: CaseFilter | None = None,
 ) -> list[Suite]:
-    return select(load_all(paths, cases_dir), suite_names=suite_names, case_glob=case_glob)
+    return select(
+        load_all(paths, cases_dir),
+        suite_names=suite_names,
+        case_glob=case_glob,
+        case_filter=case_filter,
+    )

@@ -128,6 +128,8 @@ class CaseEntry(_SamplingFields):
     id: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
     features: list[str] = Field(default_factory=list)
+    # Free-form labels (`owner = "search"`), selected on with `--meta key=value`.
+    metadata: dict[str, str] = Field(default_factory=dict)
     input: dict[str, Any]
     expected: dict[str, Any] = Field(default_factory=dict)
     # `[[case.assert]]` tables; the suite's kind validates them (the `assert` kind does).
@@ -173,6 +175,8 @@ class Case(BaseModel):
     seed: int | None = None
     # The values its placeholders were filled from (a data row's columns), for reports.
     vars: dict[str, Any] = Field(default_factory=dict)
+    # The case's `metadata` labels (`--meta key=value` selects on them).
+    metadata: dict[str, str] = Field(default_factory=dict)
 
     @property
     def key(self) -> str:

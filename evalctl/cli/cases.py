@@ -18,6 +18,7 @@ from evalctl.cases.loader import (
     tool_exec_refusals,
 )
 from evalctl.cases.schema import Suite
+from evalctl.cases.select import case_filter
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError
@@ -29,6 +30,7 @@ cases_app = typer.Typer(help="List and validate case suites.", no_args_is_help=T
 class CaseRow(BaseModel):
     key: str
     features: list[str]
+    metadata: dict[str, str]
     description: str
 
 
@@ -72,6 +74,8 @@ def list_cases(
     paths: Annotated[list[Path] | None, typer.Argument(help="Suite files or directories.")] = None,
     suite: Annotated[list[str] | None, options.SUITE] = None,
     case: Annotated[list[str] | None, options.CASE] = None,
+    feature: Annotated[list[str] | None, options.FEATURE] = None,
+    meta: Annotated[list[str] | None, options.META] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
@@ -82,6 +86,7 @@ def list_cases(
         settings.cases_dir,
         suite_names=suite,
         case_glob=options.case_globs(case),
+        case_filter=case_filter(feature, meta),
     )
     listing = CasesListing(
         suites=[
@@ -90,7 +95,12 @@ def list_cases(
                 kind=s.table.kind,
                 path=str(s.path),
                 cases=[
-                    CaseRow(key=c.key, features=c.features, description=c.description)
+                    CaseRow(
+                        key=c.key,
+                        features=c.features,
+                        metadata=c.metadata,
+                        description=c.description,
+                    )
                     for c in s.cases
                 ],
             )

@@ -38,10 +38,12 @@ from evalctl.baselines.metrics import (
     metric_value,
     reported,
 )
+from evalctl.cases.select import CaseFilter, case_filter
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
+from evalctl.results.models import RunResult
 from evalctl.results.text import STATUS_STYLE, visible_controls
 from evalctl.secrets import redact
 
@@ -375,6 +377,21 @@ def _pricer(provider: str, model: str, settings: Settings) -> CostOf:
     return lambda usage: estimate_run_cost(provider, model, usage, settings)
 
 
+def _narrowed(run: RunResult, selected: CaseFilter) -> RunResult:
+    """The run's cases `selected` picks, recorded as a narrowed selection so that the
+    baseline's other cases count as not selected rather than orphaned (baselines.scope)."""
+    if not selected:
+        return run
+    settings = run.settings.model_copy(
+        update={
+            "feature_filter": [*run.settings.feature_filter, *selected.features],
+            "meta_filter": {**run.settings.meta_filter, **selected.meta},
+        }
+    )
+    cases = [c for c in run.cases if selected.matches(c.features, c.metadata)]
+    return run.model_copy(update={"cases": cases, "settings": settings})
+
+
 def compare(
     first: Annotated[
         Path, typer.Argument(metavar="BASELINE|RESULTS_A", help="A baseline or results.")
@@ -409,6 +426,8 @@ def compare(
             show_default=False,
         ),
     ] = None,
+    feature: Annotated[list[str] | None, options.FEATURE] = None,
+    meta: Annotated[list[str] | None, options.META] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
@@ -438,6 +457,9 @@ def compare(
 
     RESULTS_A RESULTS_B: per-case status changes and latency/token deltas; exit 0.
 
+    --feature and --meta compare only the cases with those features and metadata labels
+    (as the results recorded them); the baseline's other cases are "not selected".
+
     Malformed or mismatched files exit 2, naming the file and field.
     """
     from evalctl.baselines.diff import compare_runs
@@ -446,13 +468,14 @@ def compare(
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
 
+    selected = case_filter(feature, meta)
     # Statuses, checks and figures are all a comparison reads: skip the conversations.
     doc_a = load_document(first, skip_conversations=True)
     doc_b = load_document(second, skip_conversations=True)
     if doc_a.kind == "baseline":
         settings = load_settings()
         baseline = baseline_from_document(doc_a)
-        run = run_from_document(doc_b)
+        run = _narrowed(run_from_document(doc_b), selected)
         rule = rule_named(
             gate or settings.compare_gate,
             baseline,
@@ -479,8 +502,8 @@ def compare(
                 field="kind",
             )
         diff = compare_runs(
-            run_from_document(doc_a),
-            run_from_document(doc_b),
+            _narrowed(run_from_document(doc_a), selected),
+            _narrowed(run_from_document(doc_b), selected),
             path_a=doc_a.path,
             path_b=doc_b.path,
         )

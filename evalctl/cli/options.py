@@ -39,6 +39,18 @@ CASE = typer.Option(
 )
 
 
+FEATURE = typer.Option(
+    "--feature",
+    metavar="TAG",
+    help="Only cases whose features include TAG (repeat: cases with every tag given).",
+)
+META = typer.Option(
+    "--meta",
+    metavar="KEY=VALUE",
+    help="Only cases whose metadata has KEY=VALUE (repeat: cases with every pair given).",
+)
+
+
 def case_globs(case: list[str] | None) -> str | None:
     """Every --case given, as the one comma-separated selection the loader reads (a repeated
     --case once silently kept only the last)."""

@@ -10,6 +10,7 @@ import typer
 from pydantic import BaseModel
 from rich.table import Table
 
+from evalctl.cases.select import parse_meta
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
@@ -87,6 +88,8 @@ def run(
     model: Annotated[str | None, options.MODEL] = None,
     suite: Annotated[list[str] | None, options.SUITE] = None,
     case: Annotated[list[str] | None, options.CASE] = None,
+    feature: Annotated[list[str] | None, options.FEATURE] = None,
+    meta: Annotated[list[str] | None, options.META] = None,
     script: Annotated[Path | None, options.SCRIPT] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
     out: Annotated[
@@ -211,6 +214,8 @@ def run(
                 paths=cases,
                 suites=suite,
                 case_glob=options.case_globs(case),
+                features=feature or None,
+                meta=parse_meta(meta) or None,
                 repeats=repeats,
                 timeout_s=timeout,
                 shard=shard_spec,
@@ -233,6 +238,8 @@ def run(
             show_progress=progress and not as_json,
         )
         request.shard = shard_spec
+        request.features = list(feature or [])
+        request.meta = parse_meta(meta)
     _restart_settings(request, resume, restart_per_case, cooldown)
     _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache

@@ -45,6 +45,8 @@ _SAME = (
     "settings.suite_versions",
     "settings.suite_filter",
     "settings.case_glob",
+    "settings.feature_filter",
+    "settings.meta_filter",
     "settings.shard.count",
     "settings.shard.selection",
 )

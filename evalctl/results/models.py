@@ -198,6 +198,8 @@ class CaseResult(_Strict):
     id: str
     status: CaseStatus
     features: list[str] = Field(default_factory=list)
+    # The case's `metadata` labels, so `compare --meta` can select on them.
+    metadata: dict[str, str] = Field(default_factory=dict)
     # The case's `input` table as the suite gave it.
     input: dict[str, Any] | None = None
     attempts: list[Attempt] = Field(default_factory=list)
@@ -294,6 +296,9 @@ class RunSettings(_Strict):
     suite_filter: list[str] = Field(default_factory=list)
     suite_versions: dict[str, str] = Field(default_factory=dict)
     case_glob: str | None = None
+    # `--feature` tags and `--meta` pairs the run selected cases by (baselines.scope).
+    feature_filter: list[str] = Field(default_factory=list)
+    meta_filter: dict[str, str] = Field(default_factory=dict)
     shard: Shard | None = None
     # The full-benchmark procedure: a fresh daemon per case, `cooldown_s` apart.
     restart_per_case: bool = False

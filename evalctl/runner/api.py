@@ -16,6 +16,9 @@ class RunRequest:
     paths: list[Path] | None = None  # suite files or directories; default: settings.cases_dir
     suites: list[str] = field(default_factory=list)
     case_glob: str | None = None
+    # `--feature` tags and `--meta` pairs a selected case has, all of them.
+    features: list[str] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
     out_dir: Path | None = None  # default: a fresh directory under settings.results_dir
     repeats: int = 1
     # `--samples`: the repeats are samples, repeat r sent seed r and greedy cases a low

@@ -65,6 +65,7 @@ def run_case(
         id=case.id,
         status=status,
         features=case.features,
+        metadata=case.metadata,
         input=case.input.model_dump(mode="json"),
         attempts=[o.attempt for o in all_attempts],
         pass_rate=round(passes / len(scored), 4) if scored else None,
@@ -121,6 +122,7 @@ def skipped_case(setup: CaseSetup, reason: str) -> CaseResult:
         id=case.id,
         status="skipped",
         features=case.features,
+        metadata=case.metadata,
         input=case.input.model_dump(mode="json"),
         skip_reason=reason,
     )

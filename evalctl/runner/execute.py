@@ -16,6 +16,7 @@ from evalctl import __version__
 from evalctl.cases.loader import load_all, refuse_tool_exec, select
 from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
+from evalctl.cases.select import CaseFilter
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.plugin_loader import configure as configure_plugins
@@ -139,7 +140,12 @@ def execute_run(
     # The configured defaults name suites of cases_dir; explicit paths run what they hold.
     narrowed_to = request.suites or ([] if request.paths else settings.default_suites)
     everything = load_all(request.paths, settings.cases_dir)
-    suites = select(everything, suite_names=narrowed_to, case_glob=request.case_glob)
+    suites = select(
+        everything,
+        suite_names=narrowed_to,
+        case_glob=request.case_glob,
+        case_filter=CaseFilter(features=tuple(request.features), meta=request.meta),
+    )
     if not request.tools_exec:
         refuse_tool_exec(suites)  # before anything runs: exit 2 naming each file and tool
     if not suites:
@@ -321,6 +327,8 @@ def _header(
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
             case_glob=request.case_glob,
+            feature_filter=list(request.features),
+            meta_filter=dict(request.meta),
             shard=(
                 Shard(index=request.shard[0], count=request.shard[1], selection=selection)
                 if request.shard

@@ -47,6 +47,8 @@ class Selection(BaseModel):
     paths: list[str] | None = None
     suites: list[str] = []
     case_glob: str | None = None
+    features: list[str] = []
+    meta: dict[str, str] = {}
     repeats: int = 1
     timeout_s: float | None = None
     crash_retries: int = 1
@@ -73,6 +75,8 @@ class Overrides:
     paths: list[Path] | None = None
     suites: list[str] | None = None
     case_glob: str | None = None
+    features: list[str] | None = None
+    meta: dict[str, str] | None = None
     repeats: int | None = None
     timeout_s: float | None = None
     shard: tuple[int, int] | None = None
@@ -97,6 +101,8 @@ def selection_of(request: RunRequest, provider_name: str) -> Selection:
         paths=[_abs(p) for p in request.paths] if request.paths else None,
         suites=list(request.suites),
         case_glob=request.case_glob,
+        features=list(request.features),
+        meta=dict(request.meta),
         repeats=request.repeats,
         timeout_s=request.timeout_s,
         crash_retries=request.crash_retries,
@@ -162,6 +168,11 @@ def resume_request(
         "--cases": ([_abs(p) for p in given.paths] if given.paths else None, original.paths),
         "--suite": (sorted(given.suites) if given.suites else None, sorted(original.suites)),
         "--case": (given.case_glob, original.case_glob),
+        "--feature": (
+            sorted(given.features) if given.features else None,
+            sorted(original.features),
+        ),
+        "--meta": (given.meta or None, original.meta),
         "--repeats": (given.repeats, original.repeats),
         "--timeout": (given.timeout_s, original.timeout_s),
         "--shard": (given.shard, original.shard),
@@ -181,6 +192,8 @@ def resume_request(
         paths=[Path(p) for p in original.paths] if original.paths else None,
         suites=list(original.suites),
         case_glob=original.case_glob,
+        features=list(original.features),
+        meta=dict(original.meta),
         out_dir=run_dir,
         repeats=original.repeats,
         concurrency=concurrency,

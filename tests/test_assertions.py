@@ -38,6 +38,17 @@ FAILED_ORDER_CALL = ToolCallRecord(
     duration_ms=1.0,
 )
 
+# The spy refused it: `units` is outside the enum of the tool's parameters.
+REFUSED_WEATHER_CALL = ToolCallRecord(
+    turn=1,
+    name="weather",
+    arguments={"city": "Paris", "units": "kelvin"},
+    result="error: invalid arguments for 'weather': units: 'kelvin' is not one of ['metric']",
+    is_error=True,
+    invalid_arguments=["units: 'kelvin' is not one of ['metric']"],
+    duration_ms=1.0,
+)
+
 
 def parse_assertions(
     items: list[Any], tools: list[str] | None, tool_args: dict[str, list[str]] | None = None
@@ -115,6 +126,11 @@ CASES: list[
         ("", [WEATHER_CALL]),
     ),
     ({"type": "tool-not-called"}, ("", []), ("", [FAILED_ORDER_CALL])),
+    (
+        {"type": "tool-args-valid", "name": "weather"},
+        ("", [WEATHER_CALL, REFUSED_WEATHER_CALL.model_copy(update={"name": "lookup_order"})]),
+        ("", [WEATHER_CALL, REFUSED_WEATHER_CALL]),
+    ),
     (
         {"type": "cites-tool-result", "tool": "weather", "path": "temp_c"},
         ("It is 18 degrees and cloudy.", [WEATHER_CALL]),

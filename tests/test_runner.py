@@ -90,7 +90,9 @@ def test_tool_error_is_sent_back_and_spoils_first_try(echo_suite: Path, tmp_path
     shout = outcome.result.cases[1]  # type: ignore[attr-defined]
     assert shout.status == "pass"
     assert [t.is_error for t in shout.tool_calls] == [True, False]
-    assert "must be a string" in shout.tool_calls[0].result
+    # The spy refuses it against the tool's parameters before the tool runs.
+    assert "text: 1 is not of type 'string'" in shout.tool_calls[0].result
+    assert shout.tool_calls[0].invalid_arguments
     assert not shout.first_try
 
 

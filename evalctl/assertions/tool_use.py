@@ -1,5 +1,6 @@
-"""Assertions on tool use: tool-called, tool-not-called. They judge the calls the spy
-recorded, as the model made them (failed calls count: the model did call).
+"""Assertions on tool use: tool-called, tool-not-called, tool-args-valid. They judge the
+calls the spy recorded, as the model made them (failed calls count: the model did call;
+refused ones too, their arguments invalid).
 
 Here `name` is the tool's name; the check's own name is set with `check_name`.
 """
@@ -89,4 +90,31 @@ class ToolNotCalled:
         return outcome(self.type_name, not calls, expected, actual, why)
 
 
-CHECKS = (ToolCalled(), ToolNotCalled())
+class ToolArgsValid:
+    """Every call to tool `name` (without `name`, to any tool) had arguments its `parameters`
+    schema accepts; a case with no such call passes."""
+
+    type_name = "tool-args-valid"
+    params_model = ToolNotCalledParams
+
+    def default_name(self, params: ToolNotCalledParams) -> str:
+        return f"tool-args-valid:{params.name or '*'}"
+
+    def tools_named(self, params: ToolNotCalledParams) -> list[tuple[str, str]]:
+        return [("name", params.name)] if params.name else []
+
+    def evaluate(self, params: ToolNotCalledParams, ctx: ScoringContext) -> CheckResult:
+        every = ctx.transcript.tool_calls
+        calls = [c for c in every if c.name == params.name] if params.name else every
+        invalid = [
+            {"name": c.name, "args": c.arguments, "invalid": c.invalid_arguments}
+            for c in calls
+            if c.invalid_arguments
+        ]
+        why = f"{len(invalid)} of {len(calls)} call(s) had invalid arguments: " + "; ".join(
+            f"{c['name']}: {', '.join(c['invalid'])}" for c in invalid
+        )
+        return outcome(self.type_name, not invalid, "valid arguments", invalid, why)
+
+
+CHECKS = (ToolCalled(), ToolNotCalled(), ToolArgsValid())

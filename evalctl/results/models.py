@@ -134,6 +134,9 @@ class ToolCallRecord(_Strict):
     result: str
     data: dict[str, Any] = Field(default_factory=dict)
     is_error: bool = False
+    # How the arguments broke the tool's `parameters` schema (empty: they did not). The tool
+    # was refused unless it reads its arguments leniently (evalctl.tools.base).
+    invalid_arguments: list[str] = Field(default_factory=list)
     duration_ms: float
 
 

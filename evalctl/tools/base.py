@@ -1,4 +1,12 @@
-"""The Tool protocol, the context a tool runs in, and the recording spy the runner uses."""
+"""The Tool protocol, the context a tool runs in, and the recording spy the runner uses.
+
+The spy checks a call's arguments against the tool's `parameters` (a JSON Schema) before the
+tool runs: invalid ones go back to the model as a tool error, and the record lists why
+(`invalid_arguments`). A tool whose class sets `lenient_arguments = True` reads its
+arguments leniently itself (normalising them and saying so): it runs whatever it is given,
+and the record still lists what broke the schema. A tool whose `parameters` is not a
+schema that can be checked (a plugin's, never validated) runs unchecked.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ from typing import Any, Protocol
 from evalctl.cases.schema import Case
 from evalctl.chat import ToolCall, ToolDef, ToolResult
 from evalctl.config import Settings
+from evalctl.json_schema import schema_problem, validation_errors
 from evalctl.results.models import ToolCallRecord
 from evalctl.userfiles import MAX_NESTING
 
@@ -78,16 +87,30 @@ class ToolSpy:
         self._tools = tools
         self._ctx = ctx
         self.records: list[ToolCallRecord] = []
+        self._schema_ok: dict[str, bool] = {}
+
+    def _checkable(self, name: str, tool: Tool) -> bool:
+        # A declared tool's schema was checked at load; a plugin's was not, and jsonschema
+        # raises on a broken one: such a tool runs unchecked, as it did before checking.
+        if name not in self._schema_ok:
+            self._schema_ok[name] = schema_problem(tool.definition.parameters) is None
+        return self._schema_ok[name]
 
     def execute(self, call: ToolCall, turn: int) -> ToolResult:
         started = time.perf_counter()
         tool = self._tools.get(call.name)
         output: ToolOutput | None = None
+        invalid: list[str] = []
+        if tool is not None and self._checkable(call.name, tool):
+            invalid = validation_errors(tool.definition.parameters, call.arguments)
         if tool is None:
             content, is_error = (
                 f"error: unknown tool {call.name!r}; available: {', '.join(self._tools)}",
                 True,
             )
+        elif invalid and not getattr(tool, "lenient_arguments", False):
+            listed = "; ".join(invalid)
+            content, is_error = f"error: invalid arguments for {call.name!r}: {listed}", True
         else:
             try:
                 output = tool.run(dict(call.arguments), self._ctx)
@@ -103,6 +126,7 @@ class ToolSpy:
                 result=content,
                 data=capped(output.data) if output else {},
                 is_error=is_error,
+                invalid_arguments=invalid,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
             )
         )

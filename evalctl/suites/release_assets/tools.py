@@ -76,6 +76,10 @@ def _unknown(name: str, release: ReleaseFixture, candidates: list[str]) -> ToolI
 
 
 class FetchFile:
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
+
     @property
     def definition(self) -> ToolDef:
         return ToolDef(
@@ -117,6 +121,10 @@ class FetchFile:
 
 
 class InspectArchive:
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
+
     @property
     def definition(self) -> ToolDef:
         return ToolDef(
@@ -178,6 +186,10 @@ def _mapping_schema(keys: tuple[str, ...], what: str) -> dict[str, Any]:
 
 
 class ExtractPattern:
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
+
     @property
     def definition(self) -> ToolDef:
         return ToolDef(

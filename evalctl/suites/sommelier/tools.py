@@ -270,6 +270,10 @@ _FILTER_HELP = (
 class SearchWines:
     """Structured search: every given filter must hold; broadens when nothing matches."""
 
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
+
     definition = ToolDef(
         name="search_wines",
         description=(
@@ -389,6 +393,10 @@ def fts_query(terms: list[str]) -> str:
 
 class SemanticSearch:
     """Free-text search ranked by SQLite FTS5 bm25: lexical matching, not embeddings."""
+
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
 
     definition = ToolDef(
         name="semantic_search",

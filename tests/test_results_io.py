@@ -281,3 +281,22 @@ def test_a_version_2_file_still_reads(tmp_path: Path) -> None:
     assert run.settings.gates == {}
     assert run.platform is None
     assert [c.key for c in run.cases] == [c["key"] for c in data["cases"]]
+
+
+def test_a_write_to_a_fifo_or_device_writes_into_it_and_never_replaces_it(tmp_path: Path) -> None:
+    # `--junit /dev/null` as root must not put a regular file where /dev/null was: a FIFO
+    # stands in for the device here, so the test cannot harm the machine if this breaks.
+    import stat
+    import threading
+
+    from evalctl.results.io import write_text_atomic
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    write_text_atomic(fifo, "through the pipe\n")
+    reader.join(30)
+    assert received == ["through the pipe\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)

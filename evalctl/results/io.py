@@ -50,6 +50,16 @@ def write_text_atomic(path: Path, text: str) -> None:
     Every file evalctl writes goes through here, so API keys are redacted at this one point.
     """
     text = redact(text)
+    if path.exists() and not path.is_file():
+        # /dev/null, /dev/stdout, a FIFO: written to, never replaced. A rename over a device
+        # node, as root, would put a regular file where /dev/null was, breaking every program
+        # on the machine that writes to it (apt among them).
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise _write_error(path, exc) from None
+        return
     directory = path.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

@@ -52,6 +52,17 @@ def _duration(text: str, flag: str) -> float:
         raise BadInputError(str(exc), field=flag) from None
 
 
+def _env_int(name: str, what: str, fallback: int | None) -> int | None:
+    """An integer from the environment variable `name`, else `fallback` (evalctl.toml's)."""
+    env = options.environ().get(name)
+    if not env:
+        return fallback
+    try:
+        return int(env)
+    except ValueError:
+        raise BadInputError(f"{name} must be {what}, not {env!r}", field=name) from None
+
+
 def _provider(
     model: str | None,
     *,
@@ -67,23 +78,13 @@ def _provider(
 
     settings = options.settings_from_env()
     if gpu_layers is None:
-        env = options.environ().get("EVALCTL_LOCAL_GPU_LAYERS")
-        try:
-            gpu_layers = int(env) if env else settings.local_gpu_layers
-        except ValueError:
-            raise BadInputError(
-                f"EVALCTL_LOCAL_GPU_LAYERS must be an integer (-1: all layers), not {env!r}",
-                field="EVALCTL_LOCAL_GPU_LAYERS",
-            ) from None
+        gpu_layers = _env_int(
+            "EVALCTL_LOCAL_GPU_LAYERS", "an integer (-1: all layers)", settings.local_gpu_layers
+        )
     if threads_batch is None:
-        env = options.environ().get("EVALCTL_LOCAL_THREADS_BATCH")
-        try:
-            threads_batch = int(env) if env else settings.local_threads_batch
-        except ValueError:
-            raise BadInputError(
-                f"EVALCTL_LOCAL_THREADS_BATCH must be an integer, not {env!r}",
-                field="EVALCTL_LOCAL_THREADS_BATCH",
-            ) from None
+        threads_batch = _env_int(
+            "EVALCTL_LOCAL_THREADS_BATCH", "an integer", settings.local_threads_batch
+        )
     resolved = resolve(model or settings.local_model)
     if verify_file:
         sha = verify(resolved)

@@ -25,23 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-SUITE = """\
-[suite]
-name = "tickets"
-kind = "assert"
-cases_from = "data/tickets.csv"        # columns: id, ticket, expected
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
-[suite.case_template]
-input = { prompt = "Classify this ticket: {{ ticket }}" }
-[[suite.case_template.assert]]
-type = "contains"
-value = "{{ expected }}"
+# The issue's example suite, verbatim, as the test that runs it holds it.
+from tests.test_datafile_suites import ISSUE_EXAMPLE as SUITE  # noqa: E402
 
-[suite.defaults]
-[[suite.defaults.assert]]
-type = "not-contains"
-value = "I cannot"
-"""
 LABELS = ("billing", "bug", "account", "shipping")
 # One reply for every case: it names every label, so each row's `contains` passes.
 SCRIPT = '[[default]]\ncontent = "billing bug account shipping"\n'

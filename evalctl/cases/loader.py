@@ -403,56 +403,52 @@ def load_all(paths: list[Path] | None, cases_dir: Path) -> list[Suite]:
 
 
 def tool_exec_refusals(suites: list[Suite]) -> list[BadInputError]:
-    """Under `--no-tools-exec` (`EVALCTL_NO_TOOLS_EXEC=1`): one error per declared tool that
-    would run code (a `command` or `python` tool), naming its file and tool. Fixture tools and
-    the tools of installed plugins stay allowed: they run no code from the suite's files."""
+    """Under `--no-tools-exec` (`EVALCTL_NO_TOOLS_EXEC=1`): one error per part of a suite
+    that would run code, naming its file and field: a `command` or `python` tool, a python or
+    command target (an http target only connects), and every spy, which imports the module it
+    names. Fixture tools and the tools of installed plugins stay allowed: they run no code
+    from the suite's files."""
     errors = []
     for suite in suites:
         for index, decl in enumerate(suite.table.tool, start=1):
             if decl.backend in ("command", "python"):
                 errors.append(
-                    BadInputError(
+                    _exec_refusal(
+                        suite,
                         f"tool {decl.name!r} is a {decl.backend} tool, which runs code, and "
-                        "tools may not run code here (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
-                        file=str(suite.path),
-                        field=f"suite.tool[{index}].{decl.backend}",
-                        hint="see docs/security.md: run such suites only where running the "
-                        "pull request's code is safe",
+                        "tools may not run code here",
+                        f"suite.tool[{index}].{decl.backend}",
                     )
                 )
-        errors += _app_exec_refusals(suite)
-    return errors
-
-
-def _app_exec_refusals(suite: Suite) -> list[BadInputError]:
-    """The application code a suite would run: a python or command target (an http target
-    only connects), and every spy, which imports the module it names."""
-    hint = (
-        "see docs/security.md: run such suites only where running the pull request's code is safe"
-    )
-    errors = []
-    for index, target in enumerate(suite.table.target, start=1):
-        if target.type in ("python", "command"):
+        for index, target in enumerate(suite.table.target, start=1):
+            if target.type in ("python", "command"):
+                errors.append(
+                    _exec_refusal(
+                        suite,
+                        f"the {target.type} target runs code, and suites may not run code here",
+                        f"suite.target[{index}]",
+                    )
+                )
+        for index, _spy in enumerate(suite.table.spy, start=1):
             errors.append(
-                BadInputError(
-                    f"the {target.type} target runs code, and suites may not run code here "
-                    "(--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
-                    file=str(suite.path),
-                    field=f"suite.target[{index}]",
-                    hint=hint,
+                _exec_refusal(
+                    suite,
+                    "a spy imports the module it names, which runs code, and suites may not "
+                    "run code here",
+                    f"suite.spy[{index}].function",
                 )
             )
-    for index, _spy in enumerate(suite.table.spy, start=1):
-        errors.append(
-            BadInputError(
-                "a spy imports the module it names, which runs code, and suites may not run "
-                "code here (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
-                file=str(suite.path),
-                field=f"suite.spy[{index}].function",
-                hint=hint,
-            )
-        )
     return errors
+
+
+def _exec_refusal(suite: Suite, what: str, field: str) -> BadInputError:
+    return BadInputError(
+        f"{what} (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
+        file=str(suite.path),
+        field=field,
+        hint="see docs/security.md: run such suites only where running the pull request's "
+        "code is safe",
+    )
 
 
 def refuse_tool_exec(suites: list[Suite]) -> None:

@@ -10,9 +10,11 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Sampling
 # Capabilities a suite may require; a provider lacking one gets that suite's cases skipped.
 CAP_TOOLS = "tools"
 CAP_JSON_SCHEMA = "json_schema"
+# The provider has `embed(texts, *, timeout) -> evalctl.embeddings.Embeddings`.
+CAP_EMBEDDINGS = "embeddings"
 # Every capability there is: what a suite may `require` of a provider, and what a provider
 # that supports everything offers.
-CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+CAPABILITIES = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA, CAP_EMBEDDINGS})
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from typing import Protocol
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.base import CAPABILITIES, Provider
+from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,10 @@ _TARGETS = {
 }
 
 
+# What every built-in provider offers; each with an `embed()` adds CAP_EMBEDDINGS.
+_CHAT = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+
+
 def register(registry: ProviderRegistrar) -> None:
     """The built-in providers, in detection order: the first with one of its `detect_env`
     variables set wins."""
@@ -242,7 +246,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
             _local_reason,
-            capabilities=CAPABILITIES,
+            capabilities=_CHAT,
             detect_env=("EVALCTL_LOCAL_MODEL",),
             describe=_local_describe,
         ),
@@ -253,7 +257,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "Anthropic Messages API via the official SDK",
             _anthropic_reason,
-            capabilities=CAPABILITIES,
+            capabilities=_CHAT,
             concurrent=True,
             billed=True,
             detect_env=("ANTHROPIC_API_KEY",),
@@ -265,7 +269,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "Google Gemini via the google-genai SDK",
             _gemini_reason,
-            capabilities=CAPABILITIES,
+            capabilities=_CHAT,
             concurrent=True,
             billed=True,
             detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
@@ -277,7 +281,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK",
             _openai_reason,
-            capabilities=CAPABILITIES,
+            capabilities=_CHAT,
             # Usually a serving cluster (vLLM, TGI) built for parallel load.
             concurrent=True,
             # Priced only when the model is in the price table: a model on one's own vLLM or
@@ -292,7 +296,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "replays canned replies from a script file (tests and demos)",
             _scripted_reason,
-            capabilities=CAPABILITIES,
+            capabilities=_CHAT,
             concurrent=True,
             real=False,
         ),

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import CompletionResponse, Message, Usage
+from evalctl.embeddings import Embedder
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring.answer import Answer, read_answer
 from evalctl.scoring.judging import JudgeService
@@ -67,6 +68,8 @@ class ScoringContext:
     # The attempt's estimated cost (evalctl.cost); None where the provider is not billed or
     # the model has no price.
     cost_usd: float | None = None
+    # The run's embedding provider, for `similar`; None outside a run or where it has none.
+    embedder: Embedder | None = None
 
 
 class Check(Protocol[P]):
@@ -127,6 +130,7 @@ def scoring_context(
     latency_ms: float | None = None,
     usage: Usage | None = None,
     cost_usd: float | None = None,
+    embedder: Embedder | None = None,
 ) -> ScoringContext:
     """The context of one transcript, its final answer read once (evalctl.scoring.answer)."""
     return ScoringContext(
@@ -140,4 +144,5 @@ def scoring_context(
         latency_ms=latency_ms,
         usage=usage,
         cost_usd=cost_usd,
+        embedder=embedder,
     )

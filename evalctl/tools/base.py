@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from evalctl.cases.schema import Case
 from evalctl.chat import ToolCall, ToolDef, ToolResult
 from evalctl.config import Settings
+from evalctl.embeddings import Embedder
 from evalctl.json_schema import schema_problem, validation_errors
 from evalctl.results.models import ToolCallRecord
 from evalctl.userfiles import MAX_NESTING
@@ -49,6 +50,9 @@ class ToolContext:
     # When the case's time runs out (time.monotonic()); None: no case deadline (a test, a
     # tool run outside a case). A tool call must not run past it.
     deadline: float | None = None
+    # The run's embedding provider (evalctl.runner.embedding); None outside a run or where
+    # the run has none, and a tool that needs one says so.
+    embedder: Embedder | None = None
 
     def time_left(self) -> float | None:
         """Seconds until the case's deadline (0 once past it); None without one."""

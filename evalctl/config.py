@@ -120,6 +120,9 @@ class Settings(BaseModel):
     # one where the llama.cpp build can offload (CUDA, Metal), else none.
     # EVALCTL_LOCAL_GPU_LAYERS overrides it.
     local_gpu_layers: int | None = Field(default=None, ge=-1)
+    # The GGUF (a manifest name or a path) the local daemon embeds with; default: the served
+    # model. Verified by SHA256 like it. EVALCTL_LOCAL_EMBEDDING_MODEL overrides it.
+    local_embedding_model: str | None = None
     # Suites `evalctl run` runs when no --suite is given; empty means every suite found.
     default_suites: list[str] = Field(default_factory=list)
     # A case's time limit when neither --timeout nor the suite or case sets one; on the

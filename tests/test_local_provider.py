@@ -32,7 +32,7 @@ from evalctl.errors import (
 from evalctl.lifecycle import procs
 from evalctl.modelfiles import manifest
 from evalctl.providers import registry
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
+from evalctl.providers.base import CAP_EMBEDDINGS, CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 from evalctl.providers.local import LocalProvider
 from evalctl.server.jsonlog import read_events
 from tests.local_helpers import (
@@ -63,7 +63,7 @@ def test_is_a_provider_with_verified_identity(provider: LocalProvider) -> None: 
     assert provider.name == "local"
     assert provider.model == model.name
     assert provider.model_sha256 == model.expected_sha256
-    assert provider.capabilities == {CAP_TOOLS, CAP_JSON_SCHEMA}
+    assert provider.capabilities == {CAP_TOOLS, CAP_JSON_SCHEMA, CAP_EMBEDDINGS}
     assert provider.daemon_pid is None  # nothing started until it is needed
 
 

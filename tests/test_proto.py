@@ -31,10 +31,10 @@ def test_committed_generated_code_is_not_stale(tmp_path: Path) -> None:
         )
 
 
-def test_service_has_the_four_rpcs_and_a_server_stream() -> None:
+def test_service_has_the_five_rpcs_and_a_server_stream() -> None:
     service = pb.DESCRIPTOR.services_by_name["InferenceService"]
     methods = {m.name: m for m in service.methods}
-    assert set(methods) == {"Complete", "CompleteStream", "GetStatus", "Shutdown"}
+    assert set(methods) == {"Complete", "CompleteStream", "Embed", "GetStatus", "Shutdown"}
     assert methods["CompleteStream"].server_streaming
     assert not methods["Complete"].server_streaming
 

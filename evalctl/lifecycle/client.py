@@ -57,6 +57,10 @@ class DaemonClient:
     def complete_stream(self, request: Any, *, timeout: float) -> Iterator[Any]:
         return iter(self._stub.CompleteStream(request, timeout=timeout))
 
+    def embed(self, request: Any, *, timeout: float) -> Any:
+        """An `EmbedRequest` to its `EmbedResponse` (one vector per text)."""
+        return self._stub.Embed(request, timeout=timeout)
+
     def shutdown(self, *, grace_s: float, timeout: float) -> bool:
         from evalctl.server.gen import inference_pb2 as pb
 

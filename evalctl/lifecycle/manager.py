@@ -99,6 +99,9 @@ class DaemonStatus(BaseModel):
     # Measured by the daemon (warm-up, then recent requests); 0 when unknown.
     gen_tokens_per_s: float = 0.0
     prompt_tokens_per_s: float = 0.0
+    # The model an Embed loaded (empty until one was asked for).
+    embedding_model_name: str = ""
+    embedding_model_sha256: str = ""
 
 
 StopHow = Literal["not_running", "shutdown", "sigterm", "sigkill", "failed"]
@@ -425,6 +428,8 @@ class DaemonManager:
             gpu_offload_supported=bool(r.gpu_offload_supported),
             gen_tokens_per_s=float(r.gen_tokens_per_s),
             prompt_tokens_per_s=float(r.prompt_tokens_per_s),
+            embedding_model_name=str(r.embedding_model_name),
+            embedding_model_sha256=str(r.embedding_model_sha256),
         )
 
     def _fatal_error(self, offset: int) -> str | None:

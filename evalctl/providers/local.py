@@ -16,15 +16,23 @@ Failure semantics (what the runner sees):
   the runner scores as the end of the conversation after the first reply (else `error`).
 - INVALID_ARGUMENT (bad schema, unknown tool): `ProviderError` with the daemon's message;
   the daemon keeps serving.
+
+`embed()` goes to the daemon's Embed RPC: the same start and crash handling; a text the
+daemon refuses (empty, longer than the embedding context) is `BadInputError`, and a deadline
+that passes is a `ProviderError` (an embedding cut short has no partial answer to score).
+The embedding model is the served one unless `local_embedding_model` /
+EVALCTL_LOCAL_EMBEDDING_MODEL names another GGUF, verified here like the served model and
+hashed again by the daemon before it loads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
 
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.config import Settings
+from evalctl.embeddings import Embeddings
 from evalctl.errors import (
     BadInputError,
     ContextOverflowError,
@@ -62,9 +70,12 @@ class LocalProvider:
         n_gpu_layers: int | None = None,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         start_timeout_s: float | None = None,
+        embedding_model: tuple[ResolvedModel, str] | None = None,
     ):
         self._model = model
         self._sha256 = sha256
+        # Another GGUF to embed with and its verified SHA256; None: the served model.
+        self._embedding_model = embedding_model
         spec = DaemonSpec(
             model_path=model.path,
             model_name=model.name,
@@ -104,13 +115,7 @@ class LocalProvider:
 
         from evalctl.server import convert
 
-        if self._pid is None or not self.manager.owner_alive(self._pid):
-            failure, self._start_failure = self._start_failure, None
-            if failure is not None:
-                raise failure
-            # First request, or the daemon went away since the last one: (re)start it.
-            self.manager.drop_client()
-            self.ensure_running()
+        self._ensure_daemon()
         timeout = max(timeout, 0.1)
         message = convert.request_to_pb(request, timeout_s=timeout)
         try:
@@ -122,6 +127,42 @@ class LocalProvider:
             self._forget_daemon()
             raise TransientProviderError(f"the daemon connection was closed: {exc}") from None
         return convert.response_from_pb(reply)
+
+    @property
+    def embedding_model(self) -> str:
+        """The name of the model `embed()` uses."""
+        return self._embedding_model[0].name if self._embedding_model else self._model.name
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
+        """One L2-normalised vector per text (mean pooling), in order, from the daemon."""
+        import grpc
+
+        from evalctl.server.gen import inference_pb2 as pb
+
+        if not texts:
+            sha = self._embedding_model[1] if self._embedding_model else self._sha256
+            return Embeddings([], self.embedding_model, sha, 0)
+        self._ensure_daemon()
+        timeout = max(timeout, 0.1)
+        message = pb.EmbedRequest(texts=list(texts), timeout_s=timeout)
+        if self._embedding_model is not None:
+            resolved, sha = self._embedding_model
+            message.model_path = str(resolved.path)
+            message.model_sha256 = sha
+            message.model_name = resolved.name
+        try:
+            reply = self.manager.client().embed(message, timeout=timeout + RPC_SLACK_S)
+        except grpc.RpcError as exc:
+            self._on_embed_error(exc, timeout)
+        except ValueError as exc:
+            self._forget_daemon()
+            raise TransientProviderError(f"the daemon connection was closed: {exc}") from None
+        return Embeddings(
+            vectors=[list(e.values) for e in reply.embeddings],
+            model=reply.model,
+            model_sha256=reply.model_sha256 or None,
+            input_tokens=sum(e.tokens for e in reply.embeddings),
+        )
 
     def close(self) -> None:
         # The daemon stays up for other requests and processes; its idle timeout ends it.
@@ -242,8 +283,32 @@ class LocalProvider:
                 file=str(self._model.path),
             )
 
+    def _ensure_daemon(self) -> None:
+        if self._pid is None or not self.manager.owner_alive(self._pid):
+            failure, self._start_failure = self._start_failure, None
+            if failure is not None:
+                raise failure
+            # First request, or the daemon went away since the last one: (re)start it.
+            self.manager.drop_client()
+            self.ensure_running()
+
     def _forget_daemon(self) -> None:
         self.manager.drop_client()
+
+    def _on_embed_error(self, exc: object, timeout: float) -> NoReturn:
+        import grpc
+
+        assert isinstance(exc, grpc.RpcError)
+        code = exc.code()
+        details = exc.details() or str(code)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise ProviderError(
+                f"embedding did not finish within {timeout:g}s: {details}",
+                hint="embed fewer or shorter texts per call, or allow more time",
+            ) from None
+        if code == grpc.StatusCode.INVALID_ARGUMENT:
+            raise BadInputError(f"the local daemon cannot embed this: {details}") from None
+        self._raise_for(code, details)
 
     def _on_rpc_error(self, exc: object) -> CompletionResponse:
         import grpc
@@ -259,6 +324,12 @@ class LocalProvider:
             ) from None
         if code == grpc.StatusCode.INVALID_ARGUMENT:
             raise ProviderError(f"the local daemon rejected the request: {details}") from None
+        self._raise_for(code, details)
+
+    def _raise_for(self, code: Any, details: str) -> NoReturn:
+        """A failure common to every RPC: a crash, an unavailable or failing daemon."""
+        import grpc
+
         pid = self._pid
         if pid is not None and self.manager.wait_gone(pid, DEATH_WAIT_S):
             self._forget_daemon()
@@ -299,10 +370,31 @@ def _threads_batch(text: str | None) -> int | None:
     return count
 
 
+def _embedding_model(options: ProviderOptions) -> tuple[ResolvedModel, str] | None:
+    """The GGUF named by EVALCTL_LOCAL_EMBEDDING_MODEL or `local_embedding_model`, verified;
+    None when neither is set (the served model embeds)."""
+    name = _setting(
+        options.extra, options.env, "embedding_model", "EVALCTL_LOCAL_EMBEDDING_MODEL"
+    ) or (options.settings.local_embedding_model or None)
+    if name is None:
+        return None
+    try:
+        resolved = resolve(name)
+        return resolved, verify(resolved)
+    except BadInputError as exc:
+        raise BadInputError(
+            exc.detail,
+            file=exc.file,
+            field="local_embedding_model (EVALCTL_LOCAL_EMBEDDING_MODEL)",
+            hint=exc.hint,
+        ) from None
+
+
 def create(options: ProviderOptions) -> LocalProvider:
     """Resolve and verify the model (SHA256) first: nothing loads an unverified file."""
     resolved = resolve(options.model or options.settings.local_model)
     sha256 = verify(resolved)
+    embedding_model = _embedding_model(options)
     threads = _setting(options.extra, options.env, "threads", "EVALCTL_LOCAL_THREADS")
     if threads is None and options.settings.local_threads is not None:
         threads = str(options.settings.local_threads)
@@ -324,6 +416,7 @@ def create(options: ProviderOptions) -> LocalProvider:
             n_threads_batch=_threads_batch(batch),
             n_gpu_layers=_gpu_layers(gpu_layers),
             idle_timeout_s=parse_duration(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
+            embedding_model=embedding_model,
         )
     except ValueError as exc:
         raise BadInputError(

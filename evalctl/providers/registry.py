@@ -31,7 +31,7 @@ from typing import Protocol
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.base import CAP_JSON_SCHEMA, CAP_TOOLS, Provider
+from evalctl.providers.base import CAP_EMBEDDINGS, CAP_JSON_SCHEMA, CAP_TOOLS, Provider
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,7 @@ _TARGETS = {
 
 # What every built-in provider offers; each with an `embed()` adds CAP_EMBEDDINGS.
 _CHAT = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
+_CHAT_AND_EMBEDDINGS = _CHAT | {CAP_EMBEDDINGS}
 
 
 def register(registry: ProviderRegistrar) -> None:
@@ -246,7 +247,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
             _local_reason,
-            capabilities=_CHAT,
+            capabilities=_CHAT_AND_EMBEDDINGS,
             detect_env=("EVALCTL_LOCAL_MODEL",),
             describe=_local_describe,
         ),

@@ -21,8 +21,8 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,12 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.server import hardware, toolcalls
+from evalctl.server.embedding import (
+    EmbeddingContext,
+    EmbeddingModelRef,
+    EmbedResult,
+    EmbedTimeoutError,
+)
 from evalctl.server.prompt import (
     CHATML_TEMPLATE,
     BadRequestError,
@@ -114,6 +120,13 @@ class Engine:
         self._grammars: OrderedDict[str, Any] = OrderedDict()
         self._is_eog: Callable[[int], bool] = lambda _token: False
         self.speed = SpeedMeter()
+        # Opened on the first embed() (evalctl.server.embedding), under `_lock`.
+        self._embedder: EmbeddingContext | None = None
+
+    @property
+    def embedding_model(self) -> EmbeddingModelRef | None:
+        """The embedding model an earlier embed() loaded, if any."""
+        return self._embedder.loaded if self._embedder is not None else None
 
     @property
     def loaded(self) -> bool:
@@ -206,6 +219,9 @@ class Engine:
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
+            if self._embedder is not None:
+                self._embedder.close()
+                self._embedder = None
         finally:
             self._lock.release()
         return True
@@ -244,6 +260,36 @@ class Engine:
             return self._result(plan, "", [], "timeout", Usage(), arrived, None, None, arrived)
         try:
             return self._generate(request, plan, arrived, deadline, cancel, on_delta)
+        finally:
+            self._lock.release()
+
+    def embed(
+        self,
+        model: EmbeddingModelRef,
+        texts: Sequence[str],
+        *,
+        deadline: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> EmbedResult:
+        """One L2-normalised vector per text from `model`, loaded on first use. Holds the
+        model lock like a completion: the two contexts share the cores, and llama.cpp's
+        threads stall each other when two decodes run at once. Raises BadRequestError or
+        EmbedTimeoutError (evalctl.server.embedding)."""
+        arrived = time.monotonic()
+        wait = None if deadline is None else max(0.0, deadline - arrived)
+        if not self._lock.acquire(timeout=-1 if wait is None else wait):
+            raise EmbedTimeoutError("queued behind other requests for the whole time limit")
+        try:
+            if self._llm is None:
+                raise RuntimeError("the model is not loaded")
+            if self._embedder is None:
+                self._embedder = EmbeddingContext(
+                    n_threads=self.n_threads,
+                    n_threads_batch=self.n_threads_batch,
+                    n_gpu_layers=self.config.n_gpu_layers,
+                )
+            result = self._embedder.embed(model, texts, deadline=deadline, cancel=cancel)
+            return replace(result, queue_ms=(time.monotonic() - arrived) * 1000 - result.run_ms)
         finally:
             self._lock.release()
 

@@ -16,12 +16,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
 
 from evalctl.chat import CompletionRequest
 from evalctl.server import convert, hardware
+from evalctl.server.embedding import POOLING, EmbeddingModelRef, EmbedTimeoutError
 from evalctl.server.engine import ContextOverflowError, Engine, EngineResult
 from evalctl.server.gen import inference_pb2 as pb
 from evalctl.server.gen import inference_pb2_grpc as pb_grpc
@@ -156,6 +158,20 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             else:
                 context.abort(value.code, value.message)
 
+    def Embed(self, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            if not self._state.ready:
+                raise _Abort(grpc.StatusCode.UNAVAILABLE, "the model is still loading")
+            model = self._embedding_model(request)
+            deadline = self._deadline(request.timeout_s, context)
+            cancel = threading.Event()
+            context.add_callback(cancel.set)
+            with self._state.activity(counts=True):
+                return self._embed(request, model, deadline, cancel)
+        except _Abort as exc:
+            context.abort(exc.code, exc.message)
+            raise  # unreachable: abort raises
+
     def GetStatus(self, request: Any, context: grpc.ServicerContext) -> Any:
         # A status probe counts as activity: the client checks readiness right before a
         # request, and the daemon must not idle out in between.
@@ -164,6 +180,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
 
         from evalctl import __version__
 
+        embedding = self._engine.embedding_model
         return pb.GetStatusResponse(
             ready=self._state.ready and not self._state.shutting_down,
             model_name=self._info.name,
@@ -182,6 +199,8 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             socket_path=self._info.socket_path,
             n_threads=self._engine.n_threads,
             n_threads_batch=self._engine.n_threads_batch,
+            embedding_model_name=embedding.name if embedding is not None else "",
+            embedding_model_sha256=embedding.sha256 if embedding is not None else "",
             system_info=self._system_info,
             cpu_model=self._cpu_model,
             n_batch=self._engine.config.n_batch,
@@ -207,17 +226,79 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             chat = convert.request_from_pb(request, default_max_tokens=DEFAULT_MAX_TOKENS)
         except convert.ConversionError as exc:
             raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
-        now = time.monotonic()
-        limits = []
-        if request.timeout_s > 0:
-            limits.append(request.timeout_s)
-        remaining = context.time_remaining()
-        if remaining is not None:
-            limits.append(max(0.0, remaining - DEADLINE_MARGIN_S))
-        deadline = now + min(limits) if limits else None
+        deadline = self._deadline(request.timeout_s, context)
         cancel = threading.Event()
         context.add_callback(cancel.set)
         return chat, deadline, cancel
+
+    @staticmethod
+    def _deadline(timeout_s: float, context: grpc.ServicerContext) -> float | None:
+        """The request's own limit or the RPC's deadline (less a margin), whichever is first."""
+        limits = []
+        if timeout_s > 0:
+            limits.append(timeout_s)
+        remaining = context.time_remaining()
+        if remaining is not None:
+            limits.append(max(0.0, remaining - DEADLINE_MARGIN_S))
+        return time.monotonic() + min(limits) if limits else None
+
+    def _embedding_model(self, request: Any) -> EmbeddingModelRef:
+        if not request.model_path:
+            return EmbeddingModelRef(Path(self._info.path), self._info.sha256, self._info.name)
+        if not request.model_sha256:
+            raise _Abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "model_sha256 is required with model_path: the daemon loads only verified files",
+            )
+        path = Path(request.model_path)
+        if path == Path(self._info.path) and request.model_sha256 == self._info.sha256:
+            return EmbeddingModelRef(path, self._info.sha256, request.model_name or self._info.name)
+        return EmbeddingModelRef(
+            path, request.model_sha256, request.model_name or path.stem, check_sha256=True
+        )
+
+    def _embed(
+        self,
+        request: Any,
+        model: EmbeddingModelRef,
+        deadline: float | None,
+        cancel: threading.Event,
+    ) -> Any:
+        texts = list(request.texts)
+        try:
+            result = self._engine.embed(model, texts, deadline=deadline, cancel=cancel)
+        except BadRequestError as exc:
+            self._log.event("bad_request", tag=request.tag, error=str(exc))
+            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        except EmbedTimeoutError as exc:
+            raise _Abort(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc)) from None
+        except (RuntimeError, ValueError) as exc:
+            self._log.event("engine_error", tag=request.tag, error=repr(exc))
+            raise _Abort(grpc.StatusCode.INTERNAL, f"embedding failed: {exc}") from None
+        total_ms = result.queue_ms + result.run_ms
+        self._log.event(
+            "embed",
+            tag=request.tag,
+            model=model.name,
+            texts=len(texts),
+            tokens=sum(result.tokens),
+            dimensions=result.dimensions,
+            load_ms=round(result.load_ms, 1),
+            queue_ms=round(result.queue_ms, 1),
+            total_ms=round(total_ms, 1),
+        )
+        return pb.EmbedResponse(
+            embeddings=[
+                pb.Embedding(values=vector, tokens=tokens)
+                for vector, tokens in zip(result.vectors, result.tokens, strict=True)
+            ],
+            model=model.name,
+            model_sha256=model.sha256,
+            dimensions=result.dimensions,
+            pooling=POOLING,
+            timings=pb.Timings(total_ms=total_ms, queue_ms=result.queue_ms),
+            load_ms=result.load_ms,
+        )
 
     def _run(
         self,

@@ -143,12 +143,54 @@ class CompleteChunk(_message.Message):
     final: CompleteResponse
     def __init__(self, delta: _Optional[str] = ..., final: _Optional[_Union[CompleteResponse, _Mapping]] = ...) -> None: ...
 
+class EmbedRequest(_message.Message):
+    __slots__ = ("texts", "model_path", "model_sha256", "model_name", "timeout_s", "tag")
+    TEXTS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_PATH_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    TAG_FIELD_NUMBER: _ClassVar[int]
+    texts: _containers.RepeatedScalarFieldContainer[str]
+    model_path: str
+    model_sha256: str
+    model_name: str
+    timeout_s: float
+    tag: str
+    def __init__(self, texts: _Optional[_Iterable[str]] = ..., model_path: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_name: _Optional[str] = ..., timeout_s: _Optional[float] = ..., tag: _Optional[str] = ...) -> None: ...
+
+class Embedding(_message.Message):
+    __slots__ = ("values", "tokens")
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[float]
+    tokens: int
+    def __init__(self, values: _Optional[_Iterable[float]] = ..., tokens: _Optional[int] = ...) -> None: ...
+
+class EmbedResponse(_message.Message):
+    __slots__ = ("embeddings", "model", "model_sha256", "dimensions", "pooling", "timings", "load_ms")
+    EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
+    DIMENSIONS_FIELD_NUMBER: _ClassVar[int]
+    POOLING_FIELD_NUMBER: _ClassVar[int]
+    TIMINGS_FIELD_NUMBER: _ClassVar[int]
+    LOAD_MS_FIELD_NUMBER: _ClassVar[int]
+    embeddings: _containers.RepeatedCompositeFieldContainer[Embedding]
+    model: str
+    model_sha256: str
+    dimensions: int
+    pooling: str
+    timings: Timings
+    load_ms: float
+    def __init__(self, embeddings: _Optional[_Iterable[_Union[Embedding, _Mapping]]] = ..., model: _Optional[str] = ..., model_sha256: _Optional[str] = ..., dimensions: _Optional[int] = ..., pooling: _Optional[str] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., load_ms: _Optional[float] = ...) -> None: ...
+
 class GetStatusRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s", "n_threads_batch")
+    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s", "n_threads_batch", "embedding_model_name", "embedding_model_sha256")
     READY_FIELD_NUMBER: _ClassVar[int]
     MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -173,6 +215,8 @@ class GetStatusResponse(_message.Message):
     GEN_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     N_THREADS_BATCH_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
     ready: bool
     model_name: str
     model_sha256: str
@@ -197,7 +241,9 @@ class GetStatusResponse(_message.Message):
     gen_tokens_per_s: float
     prompt_tokens_per_s: float
     n_threads_batch: int
-    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ..., n_threads_batch: _Optional[int] = ...) -> None: ...
+    embedding_model_name: str
+    embedding_model_sha256: str
+    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ..., n_threads_batch: _Optional[int] = ..., embedding_model_name: _Optional[str] = ..., embedding_model_sha256: _Optional[str] = ...) -> None: ...
 
 class ShutdownRequest(_message.Message):
     __slots__ = ("grace_s",)

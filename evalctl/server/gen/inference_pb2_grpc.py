@@ -44,6 +44,11 @@ class InferenceServiceStub:
                 request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
                 response_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.FromString,
                 _registered_method=True)
+        self.Embed = channel.unary_unary(
+                '/evalctl.inference.v1.InferenceService/Embed',
+                request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.SerializeToString,
+                response_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.FromString,
+                _registered_method=True)
         self.GetStatus = channel.unary_unary(
                 '/evalctl.inference.v1.InferenceService/GetStatus',
                 request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.GetStatusRequest.SerializeToString,
@@ -74,6 +79,14 @@ class InferenceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Embed(self, request, context):
+        """One vector per text, from a second llama.cpp context in embedding mode (mean pooling,
+        L2-normalised), loaded on the first Embed; serialised with generation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStatus(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -99,6 +112,11 @@ def add_InferenceServiceServicer_to_server(servicer, server):
                     servicer.CompleteStream,
                     request_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.FromString,
                     response_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.SerializeToString,
+            ),
+            'Embed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Embed,
+                    request_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.FromString,
+                    response_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.SerializeToString,
             ),
             'GetStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStatus,
@@ -165,6 +183,33 @@ class InferenceService:
             '/evalctl.inference.v1.InferenceService/CompleteStream',
             evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
             evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Embed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/evalctl.inference.v1.InferenceService/Embed',
+            evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.SerializeToString,
+            evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedResponse.FromString,
             options,
             channel_credentials,
             insecure,

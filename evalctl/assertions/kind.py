@@ -54,6 +54,8 @@ class AssertKind:
     expected_model = NoExpected
     # A case's checks are its assertions; there is no fixed set to pick from.
     checks: Mapping[str, Check[Any]] = {}
+    # `[suite] tool_choice` is honoured (request_shape); the loader refuses it for other kinds.
+    reads_tool_choice = True
 
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str | list[Message]:
         assert isinstance(case.input, AssertInput)
@@ -63,7 +65,7 @@ class AssertKind:
         return [Message(role=Role(m.role), content=m.content) for m in case.input.messages]
 
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
-        return RequestShape(json_schema=suite.output_schema)
+        return suite_tool_choice(suite, RequestShape(json_schema=suite.output_schema))
 
     def case_problems(
         self, suite: SuiteTable, case: Case, suite_dir: Path
@@ -72,6 +74,18 @@ class AssertKind:
         if not case.assertions and suite.output_schema is None:
             return [("case.assert", "an assert case needs at least one [[case.assert]]")]
         return []
+
+
+def suite_tool_choice(suite: SuiteTable, shape: RequestShape) -> RequestShape:
+    """`shape` with `[suite] tool_choice` applied. A forced choice (`required`, a tool's name)
+    holds for the first turn only: forced on every turn, the model could never answer in
+    text, and each turn would call a tool until `max_turns` ran out."""
+    choice = suite.tool_choice
+    if choice is None or choice in ("auto", "none"):
+        shape.tool_choice = choice or "auto"
+    else:
+        shape.tool_choice, shape.first_turn_tool_choice = "auto", choice
+    return shape
 
 
 KIND = AssertKind()

@@ -217,6 +217,13 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
         )
     else:
         _check_names(errors, None, "suite.checks", table.checks, tuple(kind.checks))
+        # Optional kind flag: a kind that fixes its own tool choice would silently ignore it.
+        if table.tool_choice is not None and not getattr(kind, "reads_tool_choice", False):
+            errors.add(
+                f"kind {table.kind!r} sets its own tool choice; tool_choice applies to kinds "
+                "that read it (assert)",
+                field="suite.tool_choice",
+            )
     declared = [d.name for d in table.tool]
     for name in sorted({n for n in declared if declared.count(n) > 1}):
         errors.add(f"tool {name!r} is declared twice", field="suite.tool")

@@ -9,13 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
 
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
 from evalctl.results.models import SuiteGate
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+# `[suite] tool_choice`'s words; anything else names a tool.
+TOOL_CHOICES = ("auto", "none", "required")
 
 
 class _Strict(BaseModel):
@@ -77,8 +79,12 @@ class SuiteTable(_SamplingFields):
     system_prompt: str = ""
     # Tools offered to the model: declared below in [[suite.tool]], built in, or from a plugin.
     tools: list[str] = Field(default_factory=list)
-    # Tools this suite declares itself (fixture, command or python backed).
+    # Tools this suite declares itself (fixture, command, python or mock backed).
     tool: list[ToolDecl] = Field(default_factory=list)
+    # `auto`, `none`, `required` or one of `tools`. `required` or a name forces the first turn
+    # only: later turns are `auto`, so the model can answer once the tool has run. Read by the
+    # `assert` kind; None leaves the choice to the kind (`auto` for `assert`).
+    tool_choice: str | None = None
     # The answer must be JSON matching this schema: grammar-constrained on the local provider,
     # structured output on cloud providers.
     output_schema: dict[str, Any] | None = None
@@ -104,6 +110,21 @@ class SuiteTable(_SamplingFields):
     target: list[TargetConfig] = Field(default_factory=list)
     # The application's own functions recorded as tool calls (`[[suite.spy]]`).
     spy: list[SpyDecl] = Field(default_factory=list)
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _choice_offered(cls, value: str | None, info: ValidationInfo) -> str | None:
+        tools = info.data.get("tools")
+        if value is None or value in TOOL_CHOICES[:2] or tools is None:
+            return value  # `tools` itself invalid: said there
+        if not tools:
+            raise ValueError(f"{value!r} needs a tool to call, and suite.tools is empty")
+        if value != "required" and value not in tools:
+            raise ValueError(
+                f"{value!r} is not one of the suite's tools ({', '.join(tools)}); "
+                f"give one of them or {', '.join(TOOL_CHOICES)}"
+            )
+        return value
 
     @field_validator("target", mode="before")
     @classmethod

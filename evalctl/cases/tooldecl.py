@@ -1,14 +1,16 @@
-"""`[[suite.tool]]`: a tool a suite declares itself, backed by a fixture, a command or a
-Python function. Only the shape lives here; `evalctl.tools.declared` runs them."""
+"""`[[suite.tool]]`: a tool a suite declares itself, backed by a fixture, a command, a
+Python function, or a fixed `mock` reply. Only the shape lives here; `evalctl.tools.declared`
+runs them."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TOOL_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
-BACKENDS = ("fixture", "command", "python")
+BACKENDS = ("fixture", "command", "python", "mock")
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
@@ -26,6 +28,9 @@ class ToolDecl(BaseModel):
     command: list[str] | None = Field(default=None, min_length=1)
     # Backend 3: "module:function", called with the arguments as keyword arguments.
     python: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    # Backend 4: the value every call returns, for a tool whose calls are only recorded.
+    # Any TOML value; whether it was given is read from `model_fields_set` (TOML has no null).
+    mock: Any = None
     # Past this (or the case's time left), the call is killed (a command, a python tool's worker)
     # and the model gets a tool error.
     timeout_s: float = Field(default=10.0, gt=0, le=600)
@@ -37,18 +42,38 @@ class ToolDecl(BaseModel):
 
     @model_validator(mode="after")
     def _one_backend(self) -> ToolDecl:
-        chosen = [b for b in BACKENDS if getattr(self, b) is not None]
+        chosen = [b for b in BACKENDS if self._has(b)]
         if len(chosen) != 1:
             found = ", ".join(chosen) if chosen else "none"
-            raise ValueError(f"declare exactly one of fixture, command, python (found: {found})")
+            raise ValueError(
+                f"declare exactly one of fixture, command, python, mock (found: {found})"
+            )
         if self.fixture is not None and self.key is None:
             raise ValueError("a fixture-backed tool needs `key`: the argument that picks the entry")
         if self.fixture is None and self.key is not None:
             raise ValueError("`key` applies only to a fixture-backed tool")
-        if self.fixture is not None and self.env:
+        if (self.fixture is not None or self._has("mock")) and self.env:
             raise ValueError("`env` applies only to a command or python tool")
+        if self._has("mock"):
+            _check_json(self.mock)
         return self
+
+    def _has(self, backend: str) -> bool:
+        if backend == "mock":
+            return "mock" in self.model_fields_set
+        return getattr(self, backend) is not None
 
     @property
     def backend(self) -> str:
-        return next(b for b in BACKENDS if getattr(self, b) is not None)
+        return next(b for b in BACKENDS if self._has(b))
+
+
+def _check_json(value: Any) -> None:
+    """The mock is what the model reads back and the results keep: JSON, which has no form
+    for a TOML date or time."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"`mock` must be a JSON value (a TOML date or time is not): {exc}"
+        ) from None

@@ -297,7 +297,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "replays canned replies from a script file (tests and demos)",
             _scripted_reason,
-            capabilities=_CHAT,
+            capabilities=_CHAT_AND_EMBEDDINGS,
             concurrent=True,
             real=False,
         ),

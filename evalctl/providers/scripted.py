@@ -20,7 +20,7 @@ and `delay_s` to simulate latency. Past the end of its list a case repeats its l
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalctl import userfiles
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason, ToolCall, Usage
+from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
+from evalctl.fakes.embedder import fake_embeddings
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 
 
@@ -127,6 +129,12 @@ class ScriptedProvider:
     @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
+        """Not a model's embeddings: the deterministic hashed-words fake
+        (evalctl.fakes.embedder), where texts sharing words are close. Scripts do not
+        change it."""
+        return fake_embeddings(texts)
 
     def _replies_for(self, tag: str) -> list[ScriptedReply]:
         bare_id = tag.split("/", 1)[-1]

@@ -1,7 +1,7 @@
-"""Tools a suite declares in `[[suite.tool]]`: the fixture backend, and the choice of backend
-(`command` in evalctl.tools.command, `python` in evalctl.tools.python_tool).
+"""Tools a suite declares in `[[suite.tool]]`: the fixture and mock backends, and the choice
+of backend (`command` in evalctl.tools.command, `python` in evalctl.tools.python_tool).
 
-All three run through the same `ToolSpy` as built-in tools, so results record each call's
+All four run through the same `ToolSpy` as built-in tools, so results record each call's
 arguments and the value returned (`data.value`). Whatever goes wrong inside one (an unknown
 fixture entry, a non-zero exit, a timeout, an exception) is a tool error the model sees, not
 a harness error. Paths resolve against the suite file's directory, never the working one.
@@ -77,10 +77,23 @@ class FixtureTool:
         return output_of(entries[entry_key])
 
 
+class MockTool:
+    """Returns the declaration's `mock` value to every call: a tool whose only job is to be
+    called (and recorded), such as one that would file a ticket, needs no backend to stub."""
+
+    def __init__(self, decl: ToolDecl, suite_dir: Path):
+        self.definition = definition_of(decl)
+        self._value = decl.mock
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        return output_of(self._value)
+
+
 _BACKENDS: dict[str, Callable[[ToolDecl, Path], Tool]] = {
     "fixture": FixtureTool,
     "command": CommandTool,
     "python": PythonTool,
+    "mock": MockTool,
 }
 
 

@@ -20,6 +20,7 @@ from evalctl.chat import (
 )
 from evalctl.config import Settings
 from evalctl.cost import estimate_run_cost
+from evalctl.embeddings import Embedder
 from evalctl.errors import ContextOverflowError, EvalctlError, ServerCrashedError
 from evalctl.plugin import Origin
 from evalctl.plugin_loader import check_origin, get_check, registry
@@ -55,6 +56,8 @@ class CaseSetup:
     resources: dict[str, Any]
     # The run's judge, for `judge` checks; None where the run has none.
     judge: JudgeService | None = None
+    # The run's embedding provider (evalctl.runner.embedding), for tools and checks.
+    embedder: Embedder | None = None
     # What every request of the case is sent (flag > case > suite > greedy:
     # evalctl.runner.sampling).
     sampling: Sampling = field(default_factory=Sampling)
@@ -130,6 +133,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         fixtures_dir=setup.suite.directory / "fixtures",
         settings=setup.settings,
         resources=setup.resources,
+        embedder=setup.embedder,
     )
     spy = ToolSpy(setup.tools, ctx)
     shape = shape_for(setup.kind, table, case)
@@ -271,6 +275,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         latency_ms=elapsed_ms(),
         usage=usage,
         cost_usd=estimate_run_cost(provider.name, provider.model, usage, setup.settings),
+        embedder=setup.embedder,
     )
     # A plugin's check runs under the case's deadline: one that blocks cannot hang the run.
     bounds = _check_bounds(setup.suite.table.kind, deadline, limit.seconds)

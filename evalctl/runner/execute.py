@@ -18,6 +18,7 @@ from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.cases.select import CaseFilter
 from evalctl.config import Settings
+from evalctl.embeddings import Embedder
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, make_judge
@@ -46,6 +47,7 @@ from evalctl.runner import environment, resume
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import run_case, skipped_case
+from evalctl.runner.embedding import run_embedder
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.restart import RestartPerCase
@@ -94,7 +96,11 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _setups(
-    suites: list[Suite], settings: Settings, request: RunRequest, judge: JudgeService | None
+    suites: list[Suite],
+    settings: Settings,
+    request: RunRequest,
+    judge: JudgeService | None,
+    embedder: Embedder | None = None,
 ) -> list[CaseSetup]:
     setups = []
     for suite in suites:
@@ -116,6 +122,7 @@ def _setups(
                 explicit or settings.case_timeout_s,
                 resources,
                 judge,
+                embedder=embedder,
                 sampling=resolve_sampling(_flags(request), suite.table, case),
                 timeout_explicit=explicit is not None,
             )
@@ -167,6 +174,8 @@ def execute_run(
     )
     retry = retry or RetryPolicy()
     judge: JudgeService | None = None
+    # Made before the restart wrapper, which embeds nothing; the fallback starts on first use.
+    embedder = run_embedder(provider, options)
     try:
         if request.script is not None and provider.name == "scripted":
             # Against every suite in scope, not only the selected ones: one script may serve
@@ -185,11 +194,21 @@ def execute_run(
         # The run directory's lock (runner.rundir) is held until results are on disk.
         with ExitStack() as held:
             return _execute(
-                request, settings, suites, suite_filter, provider, retry, judge, held, targets
+                request,
+                settings,
+                suites,
+                suite_filter,
+                provider,
+                retry,
+                judge,
+                held,
+                targets,
+                embedder,
             )
     finally:
         if judge is not None:
             judge.close()
+        embedder.close()
         provider.close()
         targets.close()
 
@@ -204,8 +223,9 @@ def _execute(
     judge: JudgeService | None,
     held: ExitStack,
     targets: SuiteTargets,
+    embedder: Embedder | None = None,
 ) -> RunOutcome:
-    setups = _setups(suites, settings, request, judge)
+    setups = _setups(suites, settings, request, judge, embedder)
     opened = {s.suite.name: s.resources for s in setups}
     selection = [s.case.key for s in setups]
     if request.shard is not None:

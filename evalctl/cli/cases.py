@@ -117,7 +117,8 @@ def validate(
         Path | None,
         typer.Option(
             "--script",
-            help="Also check this reply script: each of its case keys must match a case.",
+            help="Also check this reply script: each of its case keys must match a case, and "
+            "every judge assertion it would answer must have a reply.",
         ),
     ] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
@@ -148,9 +149,9 @@ def validate(
     if problems:
         raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
     if script is not None:
-        from evalctl.providers.scripted import check_script_keys
-
-        check_script_keys(script, [c.key for s in suites for c in s.cases])
+        problems = _script_problems(script, suites, settings.judge.provider)
+        if problems:
+            raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
     report = ValidationReport(
         files=[str(f) for f in files], suites=len(suites), cases=sum(len(s.cases) for s in suites)
     )
@@ -161,6 +162,21 @@ def validate(
             f"[green]ok[/] {plural(r.cases, 'case')} in {plural(r.suites, 'suite')}"
         ),
     )
+
+
+def _script_problems(
+    path: Path, suites: list[Suite], judge_provider: str | None
+) -> list[BadInputError]:
+    """What `run --script` would trip over: keys matching no case, judges left unanswered."""
+    from evalctl.judge.script_replies import judge_reply_problems
+    from evalctl.providers.scripted import load_script, script_key_problem
+
+    script = load_script(path)
+    keys_problem = script_key_problem(script, path, [c.key for s in suites for c in s.cases])
+    return [
+        *([keys_problem] if keys_problem is not None else []),
+        *judge_reply_problems(script, path, suites, judge_provider),
+    ]
 
 
 def _unknown_defaults(

@@ -1,10 +1,12 @@
 """Judgements kept under `EVALCTL_HOME/judge-cache/`, so re-running a suite costs nothing.
 
 The key is a SHA-256 over (judge provider, judge model, prompt version, rubric, case input,
-answer): the same question to the same judge gets the stored verdict back, and any change to
-one of them asks again. Only real verdicts are stored, never a judge that failed to answer.
-One JSON file per judgement (`ab/abcdef....json`), written atomically; a file that does not
-parse is treated as absent. The directory is private (0700): answers may be confidential.
+answer, and the mode when graded): the same question to the same judge gets the stored verdict
+back, and any change to one of them asks again. A graded judgement stores its score; the
+threshold is not part of the key, since the judge never sees it. Only real verdicts are
+stored, never a judge that failed to answer. One JSON file per judgement
+(`ab/abcdef....json`), written atomically; a file that does not parse is treated as absent.
+The directory is private (0700): answers may be confidential.
 
 Runs sharing one home may judge the same question at once. `put` holds the cache's lock
 (`judge-cache/.lock`) and re-reads the entry under it: the first verdict stored stays, so every
@@ -19,7 +21,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalctl import flock, userfiles
 from evalctl.chat import Usage
@@ -41,10 +43,18 @@ class CachedJudgement(BaseModel):
     model: str
     usage: Usage
     cost_usd: float | None = None
+    # Set by a graded judgement (absent from entries written before graded mode).
+    score: float | None = Field(default=None, ge=0, le=1)
 
 
-def cache_key(provider: str, model: str, rubric: str, case_input: str, answer: str) -> str:
-    fields = [provider, model, PROMPT_VERSION, rubric, case_input, answer]
+def cache_key(
+    provider: str, model: str, rubric: str, case_input: str, answer: str, *, graded: bool = False
+) -> str:
+    fields: list[object] = [provider, model, PROMPT_VERSION, rubric, case_input, answer]
+    if graded:
+        # Appended rather than always present, so a pass/fail verdict keeps the key it had
+        # before graded mode existed and an upgrade does not ask (and bill) every judge again.
+        fields.append("graded")
     return hashlib.sha256(json.dumps(fields, ensure_ascii=False).encode()).hexdigest()
 
 

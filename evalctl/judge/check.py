@@ -5,24 +5,33 @@
     rubric = "Apologises once and gives the refund deadline (14 days)."
     provider = "anthropic"        # optional; default: [judge] in evalctl.toml, else the run's
     model = "claude-sonnet-4-6"   # optional
+    threshold = 0.7               # optional: graded, passes when the judge's score is >= 0.7
 
-The check is `pass` or `fail` on the judge's verdict, and `error` when the judge cannot
-answer. Its `actual` records the judge (provider/model), the verdict, the reason, the raw
-reply, the estimated cost in USD (None when the model has no price) and whether the verdict
-came from the cache; `message` holds the reason (or why there is no verdict).
+Pass/fail (no `threshold`): the check is `pass` or `fail` on the judge's verdict. Graded: the
+judge also scores the answer from 0 to 1, and the check passes when the score reaches the
+threshold (its `expected` is `>= 0.7`, its `actual` carries the `score`). Either way the check
+is `error` when the judge cannot answer (in graded mode, a reply without a score too). Its
+`actual` records the judge (provider/model), the verdict, the reason, the raw reply, the
+estimated cost in USD (None when the model has no price) and whether the verdict came from
+the cache; `message` holds the reason (or why there is no verdict).
+
+Each judge assertion's request is addressed to it by its check name (`suite/id#judge:<name>`),
+so a reply script can answer two judges of one case differently.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalctl.cases.schema import AssertionSpec, Case
 from evalctl.chat import Role
 from evalctl.providers.registry import SPECS
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext, Transcript
-from evalctl.scoring.judging import GradeRequest
+from evalctl.scoring.judging import GradeRequest, Judgement
 
 CHECK_NAME = "judge"
 
@@ -33,6 +42,8 @@ class JudgeParams(BaseModel):
     rubric: str = Field(min_length=1)
     provider: str | None = None
     model: str | None = Field(default=None, min_length=1)
+    # Set: graded mode, passing at a judge's score of at least this.
+    threshold: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
 
     @field_validator("rubric")
     @classmethod
@@ -48,6 +59,34 @@ class JudgeParams(BaseModel):
             raise ValueError(f"unknown provider {value!r} (choose from {', '.join(SPECS)})")
         return value
 
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _threshold_is_a_number(cls, value: Any) -> Any:
+        # Pydantic would take `true` as 1.0 and "0.7" as 0.7; in a suite file both are slips.
+        if isinstance(value, bool) or not isinstance(value, int | float | None):
+            raise ValueError(f"must be a number from 0 to 1, not {value!r}")
+        return value
+
+
+def judge_checks(case: Case) -> list[tuple[AssertionSpec, str]]:
+    """The case's judge assertions, each with the name its result carries: its own name, with
+    `#2`, `#3` for a repeat of one (as evalctl.scoring.score names them)."""
+    seen: Counter[str] = Counter()
+    named = []
+    for spec in case.assertions:
+        seen[spec.name] += 1
+        if spec.type == CHECK_NAME:
+            count = seen[spec.name]
+            named.append((spec, spec.name if count == 1 else f"{spec.name} #{count}"))
+    return named
+
+
+def _check_name(params: JudgeParams, case: Case) -> str | None:
+    # evaluate() is handed the very params object the case's assertion holds, and not its
+    # name: identity finds the assertion. A kind's named check that delegates to this type
+    # (params of its own) is no assertion, and its request stays the case's plain `#judge`.
+    return next((name for spec, name in judge_checks(case) if spec.params is params), None)
+
 
 def case_input(transcript: Transcript) -> str:
     """What the model was asked: the conversation before its first reply, system prompt left
@@ -62,9 +101,24 @@ def case_input(transcript: Transcript) -> str:
     return "\n\n".join(f"{m.role.value}: {m.content}" for m in opening)
 
 
-def _error(rubric: str, message: str, actual: Any = None) -> CheckResult:
+def _error(expected: str, message: str, actual: Any = None) -> CheckResult:
     return CheckResult(
-        name=CHECK_NAME, status="error", expected=rubric, actual=actual, message=message
+        name=CHECK_NAME, status="error", expected=expected, actual=actual, message=message
+    )
+
+
+def _graded(judgement: Judgement, threshold: float, actual: dict[str, Any]) -> CheckResult:
+    expected = f">= {threshold:g}"
+    score = judgement.score
+    if score is None:  # the service refuses a graded reply without one; never a pass
+        return _error(expected, "the judge gave no score", actual)
+    passed = score >= threshold
+    return CheckResult(
+        name=CHECK_NAME,
+        status="pass" if passed else "fail",
+        expected=expected,
+        actual=actual,
+        message=f"score {score:g} {'>=' if passed else '<'} {threshold:g}: {judgement.reason}",
     )
 
 
@@ -75,8 +129,10 @@ class JudgeCheck:
     params_model = JudgeParams
 
     def evaluate(self, params: JudgeParams, ctx: ScoringContext) -> CheckResult:
+        threshold = params.threshold
+        expected = params.rubric if threshold is None else f">= {threshold:g}"
         if ctx.judge is None:
-            return _error(params.rubric, "no judge in this run (judge checks run in `evalctl run`)")
+            return _error(expected, "no judge in this run (judge checks run in `evalctl run`)")
         judgement = ctx.judge.grade(
             GradeRequest(
                 rubric=params.rubric,
@@ -85,10 +141,14 @@ class JudgeCheck:
                 case_key=ctx.case.key,
                 provider=params.provider,
                 model=params.model,
+                graded=threshold is not None,
+                check_name=_check_name(params, ctx.case),
             )
         )
-        actual = {
-            "judge": f"{judgement.provider}/{judgement.model}",
+        actual: dict[str, Any] = {"judge": f"{judgement.provider}/{judgement.model}"}
+        if threshold is not None:
+            actual["score"] = judgement.score
+        actual |= {
             "verdict": judgement.verdict,
             "reason": judgement.reason,
             "reply": judgement.reply,
@@ -96,11 +156,13 @@ class JudgeCheck:
             "cached": judgement.cached,
         }
         if judgement.error is not None or judgement.verdict is None:
-            return _error(params.rubric, judgement.error or "no verdict", actual)
+            return _error(expected, judgement.error or "no verdict", actual)
+        if threshold is not None:
+            return _graded(judgement, threshold, actual)
         return CheckResult(
             name=CHECK_NAME,
             status=judgement.verdict,
-            expected=params.rubric,
+            expected=expected,
             actual=actual,
             message=judgement.reason,
         )

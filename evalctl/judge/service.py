@@ -9,9 +9,10 @@ Which judge grades an assertion, first match wins:
    local daemon, no second client).
 
 A judge that cannot answer (unavailable, errors after the shared retry policy gave up, out of
-time, a reply that is no verdict) yields a `Judgement` with `error` set: the check becomes
-`error`, never `fail`. Requests are tagged `<suite>/<id>#judge`, which is how the scripted
-provider's script tells them from the case's own turns.
+time, a reply that is no verdict, a graded reply without a score) yields a `Judgement` with
+`error` set: the check becomes `error`, never `fail`. Requests are tagged `<suite>/<id>#judge`,
+`<suite>/<id>#judge:<check name>` when a judge assertion asks (evalctl.judge.prompt), which is
+how the scripted provider's script tells them from the case's own turns, and from each other.
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.cost import estimate_run_cost
 from evalctl.errors import EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
-from evalctl.judge.prompt import judge_request, parse_verdict
+from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create
 from evalctl.scoring.judging import GradeRequest, Judgement, JudgeSetup
 from evalctl.secrets import redact
-
-JUDGE_TAG_SUFFIX = "#judge"
 
 
 class Judge:
@@ -84,27 +83,31 @@ class Judge:
             judge = self._provider(name, wanted_model)
         except EvalctlError as exc:
             return Judgement(name, wanted_model or "", error=redact(f"no judge: {exc}", self._env))
-        key = cache_key(name, judge.model, rubric, case_input, answer)
+        graded = request.graded
+        key = cache_key(name, judge.model, rubric, case_input, answer, graded=graded)
         hit = self.cache.get(key)
-        if hit is not None:
+        if hit is not None and (hit.score is not None or not graded):
             return Judgement(
                 hit.provider,
                 hit.model,
                 verdict=hit.verdict,
                 reason=hit.reason,
+                score=hit.score if graded else None,
                 reply=hit.reply,
                 usage=hit.usage,
                 cost_usd=hit.cost_usd,
                 cached=True,
             )
-        tag = request.case_key + JUDGE_TAG_SUFFIX
-        judgement = self._ask(judge, judge_request(rubric, case_input, answer, tag=tag))
+        tag = judge_tag(request.case_key, request.check_name)
+        asked = judge_request(rubric, case_input, answer, tag=tag, graded=graded)
+        judgement = self._ask(judge, asked, graded=graded)
         if judgement.verdict is not None:
             self.cache.put(
                 key,
                 CachedJudgement(
                     verdict=judgement.verdict,
                     reason=judgement.reason,
+                    score=judgement.score,
                     reply=judgement.reply,
                     provider=judgement.provider,
                     model=judgement.model,
@@ -114,7 +117,7 @@ class Judge:
             )
         return judgement
 
-    def _ask(self, judge: Provider, request: CompletionRequest) -> Judgement:
+    def _ask(self, judge: Provider, request: CompletionRequest, *, graded: bool) -> Judgement:
         deadline = time.monotonic() + self._settings.judge.timeout_s
         try:
             response = self._retry.call(partial(_complete_by, judge, request, deadline))
@@ -129,11 +132,12 @@ class Judge:
         if response.stop_reason == "timeout":
             outcome.error = "the judge ran out of time"
             return outcome
-        verdict, reason = parse_verdict(response.content)
-        if verdict is None:
-            outcome.error = reason
+        reading = read_reply(response.content, graded=graded)
+        if isinstance(reading, str):
+            outcome.error = reading
         else:
-            outcome.verdict, outcome.reason = verdict, redact(reason, self._env)
+            outcome.verdict, outcome.score = reading.verdict, reading.score
+            outcome.reason = redact(reading.reason, self._env)
         return outcome
 
     def close(self) -> None:

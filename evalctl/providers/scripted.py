@@ -15,6 +15,16 @@ of replies, one per turn, plus an optional `default` list used for any other cas
 
 A reply may instead carry `error = "transient" | "permanent" | "crash"` to inject a fault,
 and `delay_s` to simulate latency. Past the end of its list a case repeats its last reply.
+
+A case's side requests carry a suffix: a judge's is `suite/id#judge`, or, from a judge
+assertion, `suite/id#judge:<check name>`. The addressed key answers that one check; the plain
+`#judge` key answers every judge of the case without an addressed reply::
+
+    [[cases."support/refund#judge:tone"]]
+    content = '{"reason": "polite", "verdict": "pass"}'
+
+    [[cases."support/refund#judge"]]
+    content = '{"reason": "no deadline given", "verdict": "fail"}'
 """
 
 from __future__ import annotations
@@ -88,6 +98,25 @@ def _message(err: Any) -> str:
     return str(err["msg"])
 
 
+def reply_keys(tag: str) -> list[str]:
+    """The script keys a request's tag is answered under, first match wins: the tag, its bare
+    id; then, for a side request addressed to one check (`suite/id#judge:tone`), the side
+    request's plain keys (`suite/id#judge`, `id#judge`)."""
+    keys = [tag, tag.split("/", 1)[-1]]
+    head, hash_sign, side = tag.partition("#")
+    if hash_sign and ":" in side:
+        plain = f"{head}#{side.split(':', 1)[0]}"
+        keys += [plain, plain.split("/", 1)[-1]]
+    return keys
+
+
+def replies_for(script: Script, tag: str) -> list[ScriptedReply]:
+    """The replies a request tagged `tag` gets: its case's (`reply_keys`), else `default`."""
+    return next(
+        (script.cases[key] for key in reply_keys(tag) if script.cases.get(key)), script.default
+    )
+
+
 def unmatched_keys(script: Script, case_keys: Iterable[str]) -> list[str]:
     """Script keys that no case would ever look up. A key is `suite/id` or a bare `id`, with
     an optional `#suffix` for a case's side requests (`#judge`)."""
@@ -99,16 +128,26 @@ def unmatched_keys(script: Script, case_keys: Iterable[str]) -> list[str]:
 def check_script_keys(path: Path, case_keys: Iterable[str]) -> None:
     """A mistyped case key would silently fall back to `default` (or to no reply): refuse
     a script whose keys match no case of the suites in scope."""
+    problem = script_key_problem(load_script(path), path, case_keys)
+    if problem is not None:
+        raise problem
+
+
+def script_key_problem(
+    script: Script, path: Path, case_keys: Iterable[str]
+) -> BadInputError | None:
+    """The error naming the script's keys that match no case, if any do."""
     keys = sorted(case_keys)
-    unmatched = unmatched_keys(load_script(path), keys)
-    if unmatched:
-        shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
-        raise BadInputError(
-            f"{', '.join(map(repr, unmatched))} "
-            f"{'matches' if len(unmatched) == 1 else 'match'} no case (known: {shown})",
-            file=str(path),
-            field="cases",
-        )
+    unmatched = unmatched_keys(script, keys)
+    if not unmatched:
+        return None
+    shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+    return BadInputError(
+        f"{', '.join(map(repr, unmatched))} "
+        f"{'matches' if len(unmatched) == 1 else 'match'} no case (known: {shown})",
+        file=str(path),
+        field="cases",
+    )
 
 
 class ScriptedProvider:
@@ -136,15 +175,9 @@ class ScriptedProvider:
         change it."""
         return fake_embeddings(texts)
 
-    def _replies_for(self, tag: str) -> list[ScriptedReply]:
-        bare_id = tag.split("/", 1)[-1]
-        return (
-            self._script.cases.get(tag) or self._script.cases.get(bare_id) or (self._script.default)
-        )
-
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         self.calls.append(request)
-        replies = self._replies_for(request.tag)
+        replies = replies_for(self._script, request.tag)
         if not replies:
             raise ProviderError(f"script has no reply for case {request.tag!r} and no default")
         turn = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
@@ -178,4 +211,9 @@ class ScriptedProvider:
 
 def create(options: ProviderOptions) -> ScriptedProvider:
     assert options.script is not None  # the registry checked availability first
-    return ScriptedProvider(load_script(options.script))
+    script = load_script(options.script)
+    # `--model` names the model the replies stand in for (a matrix's cells); default: the
+    # script's `model`.
+    if options.model:
+        script = script.model_copy(update={"model": options.model})
+    return ScriptedProvider(script)

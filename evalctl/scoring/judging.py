@@ -20,7 +20,8 @@ from evalctl.retry import RetryPolicy
 
 @dataclass
 class Judgement:
-    """A judge's answer to one rubric; `error` set (and no verdict) when it could not answer."""
+    """A judge's answer to one rubric; `error` set (and no verdict) when it could not answer.
+    `score` (0 to 1) is set when the request was graded, and only then."""
 
     provider: str
     model: str
@@ -31,12 +32,17 @@ class Judgement:
     cost_usd: float | None = None
     cached: bool = False
     error: str | None = None
+    # Last, so a judge plugin building a Judgement by position is unaffected.
+    score: float | None = None
 
 
 @dataclass(frozen=True)
 class GradeRequest:
     """One question to the judge: does `answer`, given `case_input`, meet `rubric`? The
-    check's own `provider`/`model`, when set, pick the judge."""
+    check's own `provider`/`model`, when set, pick the judge. `graded` asks for a score from
+    0 to 1 as well (a judge that gives none has not answered). `check_name`, for a judge
+    assertion of the case, addresses the request to that check (a reply script's
+    `#judge:<check name>`)."""
 
     rubric: str
     case_input: str
@@ -44,6 +50,8 @@ class GradeRequest:
     case_key: str
     provider: str | None = None
     model: str | None = None
+    graded: bool = False
+    check_name: str | None = None
 
 
 class JudgeService(Protocol):

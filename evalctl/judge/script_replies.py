@@ -1,0 +1,100 @@
+"""Does a reply script answer every judge assertion a run will ask it about?
+
+`evalctl cases validate --script` asks, so that a script without judge replies fails there
+(exit 2, naming the case and the check) rather than the run ending in exit 3 at the first
+judged case. A judge assertion is answered by the script when its addressed key
+(`suite/id#judge:<check name>`, or the bare id's) or its case's plain `#judge` key has
+replies, or else when the script's `default` reply is itself a verdict the judge would accept
+(with a score, for a graded one). Judges the script never sees are skipped: those with their
+own `provider`, or all of them when evalctl.toml's `[judge]` names one other than `scripted`.
+
+An addressed key whose check name is no judge assertion of its case is a problem too: the
+typo would otherwise fall back to the plain reply without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalctl.cases.schema import Suite
+from evalctl.errors import BadInputError
+from evalctl.judge.check import JudgeParams, judge_checks
+from evalctl.judge.prompt import JUDGE_TAG_SUFFIX, judge_tag, read_reply
+from evalctl.providers.scripted import Script, reply_keys
+
+SCRIPTED = "scripted"
+
+
+def judge_reply_problems(
+    script: Script, path: Path, suites: Sequence[Suite], judge_provider: str | None = None
+) -> list[BadInputError]:
+    """Every judge assertion the script leaves unanswered, and every addressed key naming no
+    judge assertion; `judge_provider` is evalctl.toml's `[judge] provider`."""
+    problems = _unanswered(script, path, suites, judge_provider)
+    problems.extend(_misaddressed(script, path, suites))
+    return problems
+
+
+def _default_problem(script: Script, graded: bool) -> str | None:
+    """Why the script's default reply would not do as this judge's verdict; None if it would."""
+    if not script.default:
+        return "the script has no default"
+    first = script.default[0]  # a judge request has no assistant turn: the first reply
+    if first.error is not None:
+        return f"its default reply is an injected {first.error!r} fault"
+    reading = read_reply(first.content, graded=graded)
+    return f"its default reply is no verdict: {reading}" if isinstance(reading, str) else None
+
+
+def _unanswered(
+    script: Script, path: Path, suites: Sequence[Suite], judge_provider: str | None
+) -> list[BadInputError]:
+    problems = []
+    for suite in suites:
+        for case in suite.cases:
+            for spec, name in judge_checks(case):
+                assert isinstance(spec.params, JudgeParams)
+                if (spec.params.provider or judge_provider or SCRIPTED) != SCRIPTED:
+                    continue
+                tag = judge_tag(case.key, name)
+                if any(script.cases.get(key) for key in reply_keys(tag)):
+                    continue
+                why_not_default = _default_problem(script, spec.params.threshold is not None)
+                if why_not_default is None:
+                    continue
+                problems.append(
+                    BadInputError(
+                        f"judge check {name!r} gets no reply from the script: add "
+                        f'[[cases."{tag}"]] (this check) or '
+                        f'[[cases."{case.key}{JUDGE_TAG_SUFFIX}"]] (every judge of the case); '
+                        f"{why_not_default}",
+                        file=str(path),
+                        case_id=case.key,
+                        field="cases",
+                    )
+                )
+    return problems
+
+
+def _misaddressed(script: Script, path: Path, suites: Sequence[Suite]) -> list[BadInputError]:
+    problems = []
+    for key in script.cases:
+        head, hash_sign, side = key.partition("#")
+        kind, colon, name = side.partition(":")
+        if hash_sign + kind != JUDGE_TAG_SUFFIX or not colon:
+            continue
+        cases = [c for s in suites for c in s.cases if head in (c.key, c.id)]
+        if not cases:
+            continue  # a key matching no case at all is reported on its own
+        names = sorted({n for c in cases for _, n in judge_checks(c)})
+        if name not in names:
+            known = ", ".join(map(repr, names)) or "none"
+            problems.append(
+                BadInputError(
+                    f"{key!r} addresses no judge check of its case (its judge checks: {known})",
+                    file=str(path),
+                    field="cases",
+                )
+            )
+    return problems

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalctl import assertions, judge
+from evalctl import assertions, judge, retrieval
 from evalctl.plugin import Registry
 from evalctl.suites import asset_triage, release_assets, sommelier
 
 # (the name `evalctl plugins` shows, its register function), in loading order.
 BUILTIN_PLUGINS: tuple[tuple[str, Callable[[Registry], None]], ...] = (
     ("evalctl.assertions", assertions.register),
+    ("evalctl.retrieval", retrieval.register),
     ("evalctl.suites.release_assets", release_assets.register),
     ("evalctl.suites.asset_triage", asset_triage.register),
     ("evalctl.suites.sommelier", sommelier.register),

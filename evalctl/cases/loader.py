@@ -162,14 +162,20 @@ def load_suite(path: Path) -> Suite:
 
     seen: dict[str, str] = {}
     cases: list[Case] = []
+    case_ids = [raw_case.label for raw_case in expanded]
     for index, raw_case in enumerate(expanded):
         errors.origin = raw_case.origin
-        case = _check_case(errors, table, kind, offered, raw_case, index, seen, path)
+        case = _check_case(errors, table, kind, offered, raw_case, index, seen, path, case_ids)
         if case is not None:
             cases.append(case)
     errors.origin = None
     errors.raise_any()
     assert table is not None
+    # Optional kind hook, `link_cases(suite, cases)`: with every case of the suite, before a
+    # --case filter narrows it, what one case needs of another (retrieval's distinct-from).
+    link_cases = getattr(kind, "link_cases", None)
+    if link_cases is not None:
+        link_cases(table, cases)
     return Suite(path=path, table=table, cases=cases)
 
 
@@ -182,8 +188,10 @@ def _check_case(
     index: int,
     seen: dict[str, str],
     path: Path,
+    case_ids: list[str],
 ) -> Case | None:
-    """One case, inline or from a row: filled in, validated, built."""
+    """One case, inline or from a row: filled in, validated, built. `case_ids`: every case's
+    id, for assertions that name another case."""
     label = raw_case.label
     for loc, message in raw_case.problems:
         errors.add(message, case_id=label, field=userfiles.field_path(loc))
@@ -202,9 +210,10 @@ def _check_case(
     seen.setdefault(entry.id, where)
     if kind is None or table is None:
         return None
-    return _build_case(
-        errors, table, kind, entry, offered, path.resolve().parent, raw_case.shared_assertions
-    )
+    others = [case_id for case_id in case_ids if case_id != entry.id]
+    suite_dir = path.resolve().parent
+    shared = raw_case.shared_assertions
+    return _build_case(errors, table, kind, entry, offered, suite_dir, shared, others)
 
 
 def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind | None:
@@ -287,6 +296,7 @@ def _build_case(
     offered: list[str] | None,
     suite_dir: Path,
     shared_assertions: list[tuple[str, list[dict[str, Any]]]] | None = None,
+    other_cases: list[str] | None = None,
 ) -> Case | None:
     before = len(errors.errors)
     _check_names(errors, entry.id, "case.checks", entry.checks, tuple(kind.checks))
@@ -295,7 +305,7 @@ def _build_case(
         errors, kind.expected_model, entry.expected, ("case", "expected"), entry.id
     )
     specs, problems = parse_assertions(
-        entry.assertions or [], check_types(), offered, _declared_args(table)
+        entry.assertions or [], check_types(), offered, _declared_args(table), other_cases
     )
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
@@ -303,7 +313,9 @@ def _build_case(
     # assertion the same check name.
     own = {spec.name for spec in specs}
     for where, items in shared_assertions or []:
-        shared, problems = parse_assertions(items, check_types(), offered, _declared_args(table))
+        shared, problems = parse_assertions(
+            items, check_types(), offered, _declared_args(table), other_cases
+        )
         for field, message in problems:
             # The same default fails the same way in every case: said once, at the first.
             if (where, field, message) not in errors.said_once:

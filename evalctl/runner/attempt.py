@@ -102,6 +102,10 @@ def _tool_choice(shape: RequestShape, turn: int) -> str:
     return shape.tool_choice
 
 
+def _direct_answer(direct: list[ToolCall] | None, records: list[ToolCallRecord]) -> str | None:
+    return records[0].result if direct and records else None
+
+
 def _plugin_name(origin: Origin | None) -> str | None:
     """The plugin to name when its check fails; None for evalctl's own (run inline)."""
     return None if origin is None or origin.source == "builtin" else origin.plugin
@@ -137,6 +141,10 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     )
     spy = ToolSpy(setup.tools, ctx)
     shape = shape_for(setup.kind, table, case)
+    # A model-free kind (retrieval) names the tool calls that make up a case: they run through
+    # the spy as a model's would, and no model is asked anything.
+    direct_calls = getattr(setup.kind, "direct_calls", None)
+    direct: list[ToolCall] | None = direct_calls(table, case) if direct_calls else None
     tool_defs = [tool.definition for tool in setup.tools.values()]
     messages = opening_messages(setup.kind, table, case, ctx)
     # Sized before the clock starts: asking the local provider for its speed may start its
@@ -148,7 +156,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         max_tokens=table.max_tokens,
         prompt_chars=sum(len(m.content) for m in messages)
         + sum(len(json.dumps(t.parameters)) + len(t.description) for t in tool_defs),
-        speed=None if setup.timeout_explicit else measured_speed(provider),
+        speed=None if setup.timeout_explicit or direct is not None else measured_speed(provider),
     )
     started = time.monotonic()
     deadline = started + limit.seconds
@@ -218,9 +226,12 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         return response
 
     try:
+        for call in direct or []:
+            spy.execute(call, 1)
         ended_on_tool_call = False
         failed_calls: list[tuple[str, str]] | None = None
-        for turn in range(1, table.max_turns + 1):
+        model_turns = 0 if direct is not None else table.max_turns
+        for turn in range(1, model_turns + 1):
             response = ask(turn, _tool_choice(shape, turn) if tool_defs else "none")
             ended_on_tool_call = bool(response.tool_calls)
             if not response.tool_calls:
@@ -268,7 +279,8 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     scoring = scoring_context(
         case,
         table,
-        Transcript(messages, responses, spy.records),
+        # A model-free case's answer is its first call's result.
+        Transcript(messages, responses, spy.records, answer=_direct_answer(direct, spy.records)),
         judge=setup.judge,
         resources=setup.resources,
         tools=ctx,
@@ -294,7 +306,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         ),
         checks=checks,
         tool_calls=spy.records,
-        output=responses[-1].content if responses else "",
+        output=scoring.transcript.final_text,
         first_try=status == "pass" and not any(r.is_error for r in spy.records),
         tokens_per_s=_tokens_per_s(responses),
         transcript=turns,

@@ -29,7 +29,7 @@ from evalctl.providers.base import (
     sent_sampling,
 )
 from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
-from evalctl.providers.scripted import check_script_keys
+from evalctl.providers.scripted import Script, ScriptedProvider, check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     CaseResult,
@@ -130,6 +130,18 @@ def _setups(
     return setups
 
 
+def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None:
+    """The scripted provider with no replies, for `--provider scripted` without `--script`
+    where every suite is of a model-free kind (one with `direct_calls`, as `retrieval`):
+    nothing will ask it for one. None otherwise: a script is needed, and its absence is
+    bad input."""
+    if request.provider != "scripted" or request.script is not None:
+        return None
+    if not all(hasattr(get_kind(s.table.kind), "direct_calls") for s in suites):
+        return None
+    return ScriptedProvider(Script())
+
+
 def _flags(request: RunRequest) -> SamplingFlags:
     return SamplingFlags(temperature=request.temperature, seed=request.seed)
 
@@ -170,6 +182,7 @@ def execute_run(
     provider = (
         provider_override
         or targets.run_provider
+        or _without_script(request, suites)
         or create(request.provider or detect(options), options)
     )
     retry = retry or RetryPolicy()

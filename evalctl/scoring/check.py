@@ -7,8 +7,9 @@ named check, the check's name) and its `params_model` (a pydantic model of its p
 actual and, on a failure, why. Optional methods, read where present:
 
 - `default_name(params) -> str`: the check's name when a case gives none (else `type_name`);
-- `tools_named(params) -> [(key, tool)]`, `arguments_named(params) -> [(key, tool, arg)]`:
-  tools and tool arguments the parameters name, so the suite loader can check them;
+- `tools_named(params) -> [(key, tool)]`, `arguments_named(params) -> [(key, tool, arg)]`,
+  `cases_named(params) -> [(key, case id)]`: tools, tool arguments and other cases of the
+  suite the parameters name, so the suite loader can check them;
 - `applies(case) -> bool`: False leaves a kind's named check out of this case altogether
   (an optional field its ground truth does not set), where `n/a` would still list it.
 """
@@ -40,10 +41,14 @@ class Transcript:
     messages: list[Message]
     responses: list[CompletionResponse]
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    # The answer where no model replied: a model-free kind's (retrieval's) tool result.
+    answer: str | None = None
 
     @property
     def final_text(self) -> str:
-        return self.responses[-1].content if self.responses else ""
+        if self.responses:
+            return self.responses[-1].content
+        return self.answer or ""
 
 
 @dataclass(frozen=True)

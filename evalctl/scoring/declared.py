@@ -50,15 +50,23 @@ def arguments_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str
     return list(named(params)) if callable(named) else []
 
 
+def cases_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str]]:
+    """(key, case id) pairs of other cases the parameters refer to, where the check says."""
+    named = getattr(check, "cases_named", None)
+    return list(named(params)) if callable(named) else []
+
+
 def parse_assertion(
     raw: Any,
     types: CheckTypes,
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
+    other_cases: Collection[str] | None = None,
 ) -> tuple[AssertionSpec | None, list[Problem]]:
     """One `[[case.assert]]` table. `tools`, when given, are the suite's tool names: an
     assertion about any other tool is an error. `tool_args` maps a tool to its argument
-    names, where they are known: expecting any other argument is an error too."""
+    names, where they are known: expecting any other argument is an error too. `other_cases`,
+    when given, are the ids of the suite's other cases: naming any other case is an error."""
     if not isinstance(raw, dict):
         return None, [("", "must be a table")]
     data = dict(raw)
@@ -101,6 +109,13 @@ def parse_assertion(
         if known_args is not None and arg not in known_args:
             listed = ", ".join(known_args) or "none"
             problems.append((f".{key}", f"{tool!r} has no parameter {arg!r} (known: {listed})"))
+    if other_cases is not None:
+        for key, case_id in cases_named(check, params):
+            if case_id not in other_cases:
+                known = ", ".join(sorted(other_cases)) or "none"
+                problems.append(
+                    (f".{key}", f"{case_id!r} is not another case of this suite (others: {known})")
+                )
     if problems:
         return None, problems
     spec = AssertionSpec(
@@ -117,12 +132,13 @@ def parse_assertions(
     types: CheckTypes,
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
+    other_cases: Collection[str] | None = None,
 ) -> tuple[list[AssertionSpec], list[Problem]]:
     """Every table of a case, with every problem, field paths numbered from 1."""
     specs: list[AssertionSpec] = []
     problems: list[Problem] = []
     for index, raw in enumerate(items, start=1):
-        spec, found = parse_assertion(raw, types, tools, tool_args)
+        spec, found = parse_assertion(raw, types, tools, tool_args, other_cases)
         problems.extend((f"[{index}]{field}", message) for field, message in found)
         if spec is not None:
             specs.append(spec)

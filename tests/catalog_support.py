@@ -10,6 +10,7 @@ from evalctl.cases.schema import Case
 from evalctl.chat import CompletionResponse, Message, ToolCall
 from evalctl.config import Settings
 from evalctl.plugin_loader import get_tools
+from evalctl.providers.scripted import Script, ScriptedProvider
 from evalctl.scoring.check import Transcript
 from evalctl.suites.sommelier.kind import CatalogQaExpected, CatalogQaInput
 from evalctl.tools.base import ToolContext, ToolSpy
@@ -39,7 +40,13 @@ def make_case(query: str = "q", case_id: str = "c", **expected: Any) -> Case:
 
 def make_ctx(home: Path, case: Case | None = None, **overrides: Any) -> ToolContext:
     case = case or make_case(tool="search_wines", filters={"color": "red"}, min_results=1)
-    return ToolContext(case=case, fixtures_dir=FIXTURES, settings=settings_for(home, **overrides))
+    # semantic_search embeds with the scripted provider's fake, as a scripted run does.
+    return ToolContext(
+        case=case,
+        fixtures_dir=FIXTURES,
+        settings=settings_for(home, **overrides),
+        embedder=ScriptedProvider(Script()),
+    )
 
 
 def converse(ctx: ToolContext, calls: list[tuple[str, dict[str, Any]]], answer: str) -> Transcript:

@@ -25,8 +25,8 @@ from evalctl.suites.sommelier.catalog_db import (
     like_contains,
 )
 from evalctl.suites.sommelier.tools import (
+    LEXICAL_SEARCH,
     SEARCH_WINES,
-    SEMANTIC_SEARCH,
     catalog_for,
     check_catalog,
     open_catalog,
@@ -341,16 +341,16 @@ def test_filter_refuses_sql_that_is_not_whitelisted(ctx: ToolContext) -> None:
 
 def test_fts_syntax_in_a_query_is_plain_words(ctx: ToolContext) -> None:
     for query in ['oak" OR name:*', "NEAR(oak vanilla) AND -cherry", "'; DROP TABLE wines; --"]:
-        output = SEMANTIC_SEARCH.run({"query": query}, ctx)
+        output = LEXICAL_SEARCH.run({"query": query}, ctx)
         assert output.data["fts_query"].count('"') == 2 * len(output.data["terms"])
     assert table_count(catalog_for(ctx).path) == 50
 
 
-# --- semantic_search (FTS5) -------------------------------------------------------------------
+# --- lexical_search (FTS5) --------------------------------------------------------------------
 
 
 def test_fts_ranks_wines_sharing_more_query_words_first(ctx: ToolContext) -> None:
-    output = SEMANTIC_SEARCH.run({"query": "vanilla oak buttery"}, ctx)
+    output = LEXICAL_SEARCH.run({"query": "vanilla oak buttery"}, ctx)
     assert output.normalized_arguments == {"query": "vanilla oak buttery", "limit": 5}
     assert output.data["fts_query"] == '"vanilla"* OR "oak"* OR "butter"*'
     # Rombauer's notes have all three words; every other wine has at most two.
@@ -360,14 +360,14 @@ def test_fts_ranks_wines_sharing_more_query_words_first(ctx: ToolContext) -> Non
 
 
 def test_fts_prefixes_catch_inflections(ctx: ToolContext) -> None:
-    spicy = SEMANTIC_SEARCH.run({"query": "spicy", "limit": 20}, ctx)
+    spicy = LEXICAL_SEARCH.run({"query": "spicy", "limit": 20}, ctx)
     descriptions = [w["description"].casefold() for w in wines_in(spicy)]
     assert any("spice" in d and "spicy" not in d for d in descriptions)
     assert any("spicy" in d for d in descriptions)
 
 
 def test_russian_taste_words_are_translated(ctx: ToolContext) -> None:
-    output = SEMANTIC_SEARCH.run({"query": "Посоветуй что-нибудь лёгкое и свежее к рыбе"}, ctx)
+    output = LEXICAL_SEARCH.run({"query": "Посоветуй что-нибудь лёгкое и свежее к рыбе"}, ctx)
     assert output.normalized_arguments == {"query": "light fresh fish", "limit": 5}
     assert output.data["row_count"] == 5
     assert all("fish" in w["description"] or "light" in w["description"] for w in wines_in(output))
@@ -375,21 +375,21 @@ def test_russian_taste_words_are_translated(ctx: ToolContext) -> None:
 
 def test_query_without_searchable_words_is_rejected(ctx: ToolContext) -> None:
     with pytest.raises(ToolInputError, match="no searchable words"):
-        SEMANTIC_SEARCH.run({"query": "something nice please"}, ctx)
+        LEXICAL_SEARCH.run({"query": "something nice please"}, ctx)
     with pytest.raises(ToolInputError, match="non-empty string"):
-        SEMANTIC_SEARCH.run({"query": "  "}, ctx)
+        LEXICAL_SEARCH.run({"query": "  "}, ctx)
     with pytest.raises(ToolInputError, match="unknown argument"):
-        SEMANTIC_SEARCH.run({"query": "oak", "color": "red"}, ctx)
+        LEXICAL_SEARCH.run({"query": "oak", "color": "red"}, ctx)
 
 
 def test_query_nothing_shares_a_word_with(ctx: ToolContext) -> None:
-    output = SEMANTIC_SEARCH.run({"query": "bubblegum marshmallow"}, ctx)
+    output = LEXICAL_SEARCH.run({"query": "bubblegum marshmallow"}, ctx)
     assert output.data["row_count"] == 0 and output.data["rows"] == []
     assert "No wine description" in json.loads(output.content)["message"]
 
 
-def test_semantic_search_says_it_is_lexical() -> None:
-    description = SEMANTIC_SEARCH.definition.description
+def test_lexical_search_says_it_is_lexical() -> None:
+    description = LEXICAL_SEARCH.definition.description
     assert "FTS5" in description and "NOT embeddings" in description
 
 

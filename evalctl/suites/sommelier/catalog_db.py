@@ -278,6 +278,12 @@ class CatalogDb:
             ).fetchall()
         return [Row(_wine(r)) for r in rows], int(total)
 
+    def wines(self) -> list[Wine]:
+        """Every wine, in catalog order."""
+        with _connect(self.path) as conn:
+            rows = conn.execute(f"SELECT {', '.join(WINE_FIELDS)} FROM wines ORDER BY id")
+            return [_wine(r) for r in rows.fetchall()]
+
     def full_text(self, fts_query: str, limit: int) -> list[Row]:
         """Wines ranked by FTS5 bm25 for `fts_query` (an FTS5 MATCH expression)."""
         weights = ", ".join(str(w) for w in FTS_WEIGHTS)

@@ -5,7 +5,7 @@ Checks, all judged on what the tool spy recorded as executed (not on what the mo
 - `tool_selection`: the expected tool ran successfully at least once.
 - `filters`: one successful call of that tool carried every expected filter with the expected
   value after normalisation (search_wines), or a query sharing at least one expected term
-  (semantic_search).
+  (semantic_search, lexical_search).
 - `min_results`: a call of that tool returned at least `min_results` wines that match the
   request; rows from a broadened search do not count, they match a different request. `n/a`
   for a request the catalog cannot satisfy (nothing to count).
@@ -48,6 +48,9 @@ from evalctl.tools.base import ToolContext, ToolInputError
 
 SEARCH = "search_wines"
 SEMANTIC = "semantic_search"
+LEXICAL = "lexical_search"
+# The free-text tools: a case expecting one names query terms, not filters.
+FREE_TEXT = (SEMANTIC, LEXICAL)
 
 
 class _Strict(BaseModel):
@@ -59,10 +62,10 @@ class CatalogQaInput(_Strict):
 
 
 class CatalogQaExpected(_Strict):
-    tool: Literal["search_wines", "semantic_search"]
+    tool: Literal["search_wines", "semantic_search", "lexical_search"]
     # search_wines: filter -> value, in the catalog's canonical spelling (what the spy records).
     filters: dict[str, str | float] = Field(default_factory=dict)
-    # semantic_search: English terms; the query the tool ran must share at least one.
+    # semantic_search, lexical_search: English terms; the query the tool ran must share one.
     query_terms: list[str] = Field(default_factory=list)
     min_results: int = Field(ge=0, le=MAX_LIMIT)
     # False: the catalog has no wine for this request, and the answer must say [NO MATCH].
@@ -70,10 +73,10 @@ class CatalogQaExpected(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> CatalogQaExpected:
-        if self.tool == SEMANTIC and self.filters:
-            raise ValueError("filters belong to search_wines; semantic_search uses query_terms")
-        if self.tool == SEMANTIC and not self.query_terms:
-            raise ValueError("semantic_search needs at least one query term")
+        if self.tool in FREE_TEXT and self.filters:
+            raise ValueError(f"filters belong to search_wines; {self.tool} uses query_terms")
+        if self.tool in FREE_TEXT and not self.query_terms:
+            raise ValueError(f"{self.tool} needs at least one query term")
         if self.tool == SEARCH and self.query_terms:
             raise ValueError("query_terms belong to semantic_search; search_wines uses filters")
         if self.available and self.min_results < 1:
@@ -177,7 +180,7 @@ def _filter_problems(expected: dict[str, Any], actual: dict[str, Any]) -> list[s
 
 def check_filters(expected: CatalogQaExpected, ctx: ScoringContext) -> CheckResult:
     calls = _successful(ctx.transcript, expected.tool)
-    if expected.tool == SEMANTIC:
+    if expected.tool in FREE_TEXT:
         return _check_query_terms(expected, calls)
     want = dict(expected.filters)
     recorded = [r.normalized_arguments or r.arguments for r in calls]
@@ -208,7 +211,7 @@ def _check_query_terms(expected: CatalogQaExpected, calls: list[ToolCallRecord])
     if not queries:
         return CheckResult(
             name="filters", status="fail", expected=expected.query_terms, actual=None,
-            message=f"{SEMANTIC} never ran successfully",
+            message=f"{expected.tool} never ran successfully",
         )  # fmt: skip
     for query in queries:
         hits = terms_overlap(expected.query_terms, query.split())

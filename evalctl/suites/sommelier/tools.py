@@ -1,6 +1,7 @@
-"""The wine-shop tools, `search_wines` and `semantic_search`, over the SQLite catalog.
+"""The wine-shop tools over the SQLite catalog: `search_wines` (filters), `semantic_search`
+(embeddings, evalctl.suites.sommelier.vectors) and `lexical_search` (FTS5 bm25).
 
-Both record, through the runner's spy, what they actually did: the arguments after
+Each records, through the runner's spy, what they actually did: the arguments after
 normalisation (`normalized_arguments`) and the rows they returned (`data`), so the scorer
 judges the search that ran rather than the words the model typed. See docs/sommelier.md.
 """
@@ -10,18 +11,22 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from evalctl.cases.schema import Suite
 from evalctl.chat import ToolDef
 from evalctl.config import Settings, ensure_private_dir
+from evalctl.embeddings import cosine
+from evalctl.errors import EvalctlError, ExitCode
 from evalctl.suites.sommelier.catalog_db import (
     FILTER_SQL,
     CatalogDb,
     CatalogError,
     Clause,
     Row,
+    Wine,
     db_source_sha,
     ensure_db,
     fts5_problem,
@@ -43,6 +48,7 @@ from evalctl.suites.sommelier.catalog_words import (
     word_key,
 )
 from evalctl.suites.sommelier.settings import CATALOG_DB
+from evalctl.suites.sommelier.vectors import VectorsError, catalog_vectors
 from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
 
 CATALOG_FILE = "wines.json"
@@ -378,7 +384,131 @@ def _broaden(
     return [], dropped
 
 
-# --- semantic_search ------------------------------------------------------------------------
+# --- free text: semantic_search (embeddings) and lexical_search (FTS5 bm25) -------------------
+
+_QUERY_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "maxLength": MAX_QUERY,
+            "description": "descriptive words",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIMIT,
+            "description": f"how many wines to return (default {DEFAULT_LIMIT})",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+def _free_text(arguments: dict[str, Any]) -> tuple[str, list[str], int]:
+    """The query as given, its searchable English terms (Russian translated) and the limit."""
+    _reject_unknown(arguments, ("query", "limit"))
+    query = arguments.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ToolInputError("query must be a non-empty string")
+    if len(query) > MAX_QUERY:
+        raise ToolInputError(f"query is longer than {MAX_QUERY} characters")
+    return query.strip(), query_terms(query), _limit(arguments.get("limit"))
+
+
+class NoEmbedderError(EvalctlError):
+    """semantic_search ran where no embedding provider was given (outside a run)."""
+
+    code = ExitCode.INFRA
+
+
+# How long embedding the query and, on a cold cache, the catalog may take in one call; the
+# case's time left caps it (ToolContext.call_timeout).
+EMBED_TIMEOUT_S = 300.0
+
+
+class SemanticSearch:
+    """Free-text search ranked by cosine similarity of embeddings: the query's against each
+    wine's (evalctl.suites.sommelier.vectors), computed with the run's embedding provider."""
+
+    # Reads its arguments leniently itself and says what it made of them; its baselines
+    # were recorded so (evalctl.tools.base).
+    lenient_arguments = True
+
+    definition = ToolDef(
+        name="semantic_search",
+        description=(
+            "Free-text search over wine names and tasting descriptions, for requests about "
+            "taste, aroma, style, food pairing or occasion (e.g. 'something fruity for fish'). "
+            "Ranking is by meaning: the query's embedding is compared with each wine's (its "
+            "name, grape, region and tasting notes), and every wine returned carries its "
+            "`similarity` (cosine, higher is closer), best first. Russian taste and food words "
+            "are translated to English first. For colour, country, grape or price use "
+            "search_wines."
+        ),
+        parameters=_QUERY_PARAMETERS,
+    )
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        query, terms, limit = _free_text(arguments)
+        embedder = ctx.embedder
+        if embedder is None:
+            raise NoEmbedderError(
+                "semantic_search needs an embedding provider and none was given",
+                hint="run it inside `evalctl run`, which gives the run's (docs/sommelier.md)",
+            )
+        # The English terms, as lexical_search would search them, when the query has any:
+        # the embedded model's notes are English and a small model embeds Russian poorly.
+        text = " ".join(terms) if terms else query
+        timeout = ctx.call_timeout(EMBED_TIMEOUT_S)
+        started = time.monotonic()
+        asked = embedder.embed([text], timeout=timeout)
+        if len(asked.vectors) != 1:
+            raise VectorsError(
+                f"the embedding provider returned {len(asked.vectors)} vectors for 1 text"
+            )
+        catalog = catalog_for(ctx)
+        wines = catalog.wines()
+        left = max(0.001, timeout - (time.monotonic() - started))
+        home = ctx.settings.private_home()
+        vectors = catalog_vectors(embedder, wines, asked, home, timeout=left)
+        ranked = rank(asked.vectors[0], wines, vectors.by_name)[:limit]
+        rows = [{**w.model_dump(), "similarity": round(s, 4)} for w, s in ranked]
+        similarities = [row["similarity"] for row in rows]
+        model = asked.model_sha256 and f"{asked.model} (sha256 {asked.model_sha256[:12]})"
+        payload: dict[str, Any] = {
+            "query_terms": terms,
+            "matched": len(rows),
+            "ranking": "cosine similarity of embeddings, best first",
+            "wines": rows,
+        }
+        return ToolOutput(
+            content=to_json(payload),
+            normalized_arguments={"query": text, "limit": limit},
+            data={
+                "catalog_db": str(catalog.path),
+                "terms": terms,
+                "embedding_model": model or asked.model,
+                "embeddings_cache": str(vectors.path),
+                "matched": len(rows),
+                "rows": [w.name for w, _ in ranked],
+                "row_count": len(rows),
+                "similarities": similarities,
+                "broadened": False,
+            },
+        )
+
+
+def rank(
+    query: list[float], wines: list[Wine], by_name: dict[str, list[float]]
+) -> list[tuple[Wine, float]]:
+    """Every wine with its cosine similarity to `query`, highest first, by name on ties."""
+    try:
+        scored = [(w, cosine(query, by_name[w.name])) for w in wines]
+    except (KeyError, ValueError) as exc:
+        raise VectorsError(f"the catalog's cached vectors do not fit the query's: {exc}") from None
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0].name))
 
 
 def fts_query(terms: list[str]) -> str:
@@ -391,15 +521,13 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join(f'"{stem(t)}"*' for t in terms)
 
 
-class SemanticSearch:
-    """Free-text search ranked by SQLite FTS5 bm25: lexical matching, not embeddings."""
+class LexicalSearch:
+    """Free-text search ranked by SQLite FTS5 bm25: shared words, no embeddings."""
 
-    # Reads its arguments leniently itself and says what it made of them; its baselines
-    # were recorded so (evalctl.tools.base).
     lenient_arguments = True
 
     definition = ToolDef(
-        name="semantic_search",
+        name="lexical_search",
         description=(
             "Free-text search over wine names and tasting descriptions, for requests about "
             "taste, aroma, style, food pairing or occasion (e.g. 'something fruity for fish'). "
@@ -408,39 +536,15 @@ class SemanticSearch:
             "Russian taste and food words are translated to English first. For colour, "
             "country, grape or price use search_wines."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "maxLength": MAX_QUERY,
-                    "description": "descriptive words",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "description": f"how many wines to return (default {DEFAULT_LIMIT})",
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        parameters=_QUERY_PARAMETERS,
     )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
-        _reject_unknown(arguments, ("query", "limit"))
-        query = arguments.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ToolInputError("query must be a non-empty string")
-        if len(query) > MAX_QUERY:
-            raise ToolInputError(f"query is longer than {MAX_QUERY} characters")
-        terms = query_terms(query)
+        _, terms, limit = _free_text(arguments)
         if not terms:
             raise ToolInputError(
                 "query has no searchable words; describe taste, aroma, food or occasion"
             )
-        limit = _limit(arguments.get("limit"))
         match = fts_query(terms)
         catalog = catalog_for(ctx)
         rows = catalog.full_text(match, limit)
@@ -473,3 +577,4 @@ class SemanticSearch:
 
 SEARCH_WINES = SearchWines()
 SEMANTIC_SEARCH = SemanticSearch()
+LEXICAL_SEARCH = LexicalSearch()

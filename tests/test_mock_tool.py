@@ -138,3 +138,42 @@ def test_no_backend_at_all_names_mock_among_the_choices(tmp_path: Path) -> None:
     with pytest.raises(BadInputError) as info:
         load_suite(path)
     assert "exactly one of fixture, command, python, mock (found: none)" in info.value.message
+
+
+SHORTHAND = """
+[suite]
+name = "helpdesk"
+kind = "assert"
+
+[[suite.tools]]
+name = "create_ticket"
+description = "Files a support ticket"
+parameters = { type = "object", properties = { title = { type = "string" } } }
+mock = { id = "T-1", ok = true }
+
+[[case]]
+id = "printer"
+input = { prompt = "My printer is on fire. File a ticket." }
+[[case.assert]]
+type = "tool-called"
+name = "create_ticket"
+args_match = { title = "(?i)printer" }
+"""
+
+
+def test_suite_tools_tables_declare_and_offer_a_tool_in_one(tmp_path: Path) -> None:
+    replies = REPLIES.replace('priority = "urgent"', 'priority = "high"')
+    case = run_suite(tmp_path, SHORTHAND, replies)
+    assert case.status == "pass", case.checks
+    assert [json.loads(c.result) for c in case.tool_calls] == [{"id": "T-1", "ok": True}] * 2
+
+
+def test_a_suite_tools_table_is_checked_as_a_declaration(tmp_path: Path) -> None:
+    path = tmp_path / "helpdesk.toml"
+    path.write_text(SHORTHAND.replace('name = "create_ticket"\ndesc', "desc", 1))
+    with pytest.raises(BadInputError) as info:
+        load_suite(path)
+    # One problem, said once: not also as a name missing from `tools`.
+    assert info.value.field == "suite.tool[1].name"
+    assert str(info.value).count("\n") == 0
+    assert info.value.message.endswith("required key is missing")

@@ -9,7 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
@@ -110,6 +118,25 @@ class SuiteTable(_SamplingFields):
     target: list[TargetConfig] = Field(default_factory=list)
     # The application's own functions recorded as tool calls (`[[suite.spy]]`).
     spy: list[SpyDecl] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tables_in_tools(cls, data: Any) -> Any:
+        """`[[suite.tools]]` tables, a shorthand: each declares a tool (as `[[suite.tool]]`
+        does) and offers it (as its name in `tools` does)."""
+        if not isinstance(data, dict) or not isinstance(data.get("tools"), list):
+            return data
+        tables = [t for t in data["tools"] if isinstance(t, dict)]
+        declared = data.get("tool", [])
+        if not tables or not isinstance(declared, list):
+            return data
+        # A table without a usable name is reported once, as the declaration it becomes.
+        names = [
+            t.get("name") if isinstance(t, dict) else t
+            for t in data["tools"]
+            if not isinstance(t, dict) or isinstance(t.get("name"), str)
+        ]
+        return {**data, "tools": names, "tool": [*declared, *tables]}
 
     @field_validator("tool_choice")
     @classmethod

@@ -97,6 +97,21 @@ class JudgeSettings(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
 
 
+class MatrixSettings(BaseModel):
+    """`[matrix]`: the cells `evalctl run` runs when no --provider or --model is given, one
+    per provider x model x prompt variant (docs/writing-suites.md, "A matrix of providers,
+    models and prompts"). `models` entries are bare names, tried on every provider, or
+    `provider:model`, tried on that provider only; a provider none names runs its default.
+    `prompts` maps a variant's name to a template wrapping each case's prompt, which it
+    includes as `{{ prompt }}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    providers: list[str] = Field(min_length=1)
+    models: list[str] = Field(default_factory=list)
+    prompts: dict[str, str] = Field(default_factory=dict)
+
+
 class Settings(BaseModel):
     # Top-level keys other than these are settings declared by plugins (`add_setting`);
     # `evalctl.plugin_loader.configure` checks each against its plugin's declaration, so
@@ -144,6 +159,8 @@ class Settings(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     gate: GateSettings = Field(default_factory=GateSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    # `[matrix]`: several providers, models or prompt variants in one run; None: one cell.
+    matrix: MatrixSettings | None = None
     # Environment variables whose values are redacted from every file written and every
     # line printed, beyond those whose names look secret (evalctl.secrets).
     redact_env: list[str] = Field(default_factory=list)

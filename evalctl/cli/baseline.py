@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -11,8 +11,12 @@ from rich.markup import escape
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.config import Settings
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.models import RunResult
+
+if TYPE_CHECKING:
+    from evalctl.baselines.model import Baseline
 
 # Options that only make sense when `baseline` starts a run itself.
 _RUN_ONLY = ("--model", "--suite", "--case", "--script", "--cases", "--temperature", "--seed")
@@ -96,6 +100,14 @@ def baseline(
     seed: Annotated[int | None, options.SEED] = None,
     samples: Annotated[int | None, options.SAMPLES] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
+    cell: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cell",
+            metavar="CELL_ID",
+            help="With --from MATRIX_DIR: only this cell's baseline (repeatable).",
+        ),
+    ] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
@@ -116,19 +128,17 @@ def baseline(
 
     Writers of one baseline file take turns (a lock file beside it), so narrowed runs
     written into one file at once each keep their update.
+
+    --from MATRIX_DIR (a matrix run) writes one baseline per cell, <cell-id>.json in the
+    baselines directory (or the directory --out names), which `evalctl compare
+    BASELINES_DIR MATRIX_DIR` gates each cell on; none is written when one is refused.
     """
     # Imported on use so `evalctl --help` loads none of the library.
-    from evalctl.baselines.model import read_baseline
-    from evalctl.baselines.scope import is_filtered
-    from evalctl.baselines.write import (
-        baseline_lock,
-        baseline_path,
-        build_baseline,
-        merge_baseline,
-        skipped_cases,
-        write_baseline,
-    )
+    from evalctl.baselines.write import baseline_path
+    from evalctl.results.matrix import is_matrix_dir
 
+    if cell and (from_results is None or not is_matrix_dir(from_results)):
+        raise BadInputError("only applies with --from MATRIX_DIR (a matrix run)", field="--cell")
     settings = options.settings_from_env()
     bar = settings.min_pass_rate if min_pass_rate is None else min_pass_rate
     if from_results is not None:
@@ -139,6 +149,10 @@ def baseline(
                     "cannot be combined with --from: those results have already been run",
                     field=flag,
                 )
+        if is_matrix_dir(from_results):
+            outputs = _matrix_baselines(from_results, provider, cell, out, samples, bar, settings)
+            emit(MatrixBaselineOutput(baselines=outputs), as_json, _render_matrix)
+            return
         run, results_path = _from_file(from_results, provider)
         _check_samples(run, results_path, samples)
     else:
@@ -163,15 +177,88 @@ def baseline(
         outcome = execute_run(request, settings, options.environ())
         run, results_path = outcome.result, outcome.results_path
 
-    try:
-        fresh = build_baseline(run, bar, settings.prices)
-    except GateFailedError as exc:
-        # The results stay on disk either way; say where, so the refusal can be investigated.
-        where = f"results: {results_path}"
-        exc.hint = f"{exc.hint}\n{where}" if exc.hint else where
-        raise
-
     path = out or baseline_path(settings.baselines_dir, run.provider.name)
+    output = _write_one(run, results_path, path, bar, settings)
+    emit(output, as_json, render)
+
+
+class CellBaselineOutput(BaselineOutput):
+    cell: str
+
+
+class MatrixBaselineOutput(BaseModel):
+    baselines: list[CellBaselineOutput]
+
+
+def _render_matrix(out: MatrixBaselineOutput) -> None:
+    for one in out.baselines:
+        stdout.print(f"[bold]cell {escape(one.cell)}[/]", soft_wrap=True)
+        render(one)
+
+
+def _matrix_baselines(
+    directory: Path,
+    provider: str | None,
+    cells: list[str] | None,
+    out: Path | None,
+    samples: int | None,
+    bar: float,
+    settings: Settings,
+) -> list[CellBaselineOutput]:
+    """One baseline per cell of the matrix run in `directory`. Every cell's is built before
+    any is written, so a refused cell leaves the directory as it was."""
+    from evalctl.results.io import read_run
+    from evalctl.results.matrix import cell_results_path, read_matrix
+
+    if provider is not None:
+        raise BadInputError(
+            "cannot be combined with --from MATRIX_DIR: each cell's baseline is named by its "
+            "cell; --cell picks cells",
+            field="--provider",
+        )
+    index = read_matrix(directory)
+    ran = index.ran()
+    unknown = sorted(set(cells or []) - {c.id for c in ran})
+    if unknown:
+        raise BadInputError(
+            f"no such cell with results: {', '.join(unknown)} "
+            f"(cells: {', '.join(c.id for c in ran)})",
+            file=str(directory / "matrix.json"),
+            field="--cell",
+        )
+    chosen = [c for c in ran if not cells or c.id in cells]
+    runs = []
+    for c in chosen:
+        results_path = cell_results_path(directory, c)
+        run = read_run(results_path)
+        _check_samples(run, results_path, samples)
+        _built(run, results_path, bar, settings)  # refused here, before any file is written
+        runs.append((c.id, run, results_path))
+    target = out or settings.baselines_dir
+    return [
+        CellBaselineOutput(
+            cell=cell_id,
+            **_write_one(run, path, target / f"{cell_id}.json", bar, settings).model_dump(),
+        )
+        for cell_id, run, path in runs
+    ]
+
+
+def _write_one(
+    run: RunResult, results_path: Path, path: Path, bar: float, settings: Settings
+) -> BaselineOutput:
+    """Build the baseline of `run` and write it to `path` (merged into the file there when
+    the run was narrowed); refused below `bar` or with an infrastructure error."""
+    from evalctl.baselines.model import read_baseline
+    from evalctl.baselines.scope import is_filtered
+    from evalctl.baselines.write import (
+        baseline_lock,
+        merge_baseline,
+        skipped_cases,
+        write_baseline,
+    )
+
+    fresh = _built(run, results_path, bar, settings)
     # Read, merge and write under one lock, or a concurrent writer's update is lost.
     with baseline_lock(path):
         replaced = path.exists()
@@ -182,7 +269,7 @@ def baseline(
 
     statuses = list(fresh.baselines.values())
     scored = [c for c in run.cases if c.status in ("pass", "fail", "flaky")]
-    output = BaselineOutput(
+    return BaselineOutput(
         path=str(path),
         replaced=replaced,
         provider=fresh.provider,
@@ -199,7 +286,18 @@ def baseline(
         kept_outside_selection=kept,
         samples=run.settings.repeats if run.settings.sampled else 1,
     )
-    emit(output, as_json, render)
+
+
+def _built(run: RunResult, results_path: Path, bar: float, settings: Settings) -> Baseline:
+    from evalctl.baselines.write import build_baseline
+
+    try:
+        return build_baseline(run, bar, settings.prices)
+    except GateFailedError as exc:
+        # The results stay on disk either way; say where, so the refusal can be investigated.
+        where = f"results: {results_path}"
+        exc.hint = f"{exc.hint}\n{where}" if exc.hint else where
+        raise
 
 
 def _from_file(path: Path, provider: str | None) -> tuple[RunResult, Path]:

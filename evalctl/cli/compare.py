@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -43,6 +44,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
+from evalctl.results.document import Document
 from evalctl.results.models import RunResult
 from evalctl.results.text import STATUS_STYLE, visible_controls
 from evalctl.secrets import redact
@@ -354,7 +356,7 @@ def render_diff(diff: RunDiff, limit: int | None = DEFAULT_ROWS) -> None:
     )
 
 
-def _step_summary(cmp: Comparison) -> None:
+def step_summary(cmp: Comparison) -> None:
     """In GitHub Actions, append the verdict and the regressions to the job page."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
@@ -390,6 +392,41 @@ def _narrowed(run: RunResult, selected: CaseFilter) -> RunResult:
     )
     cases = [c for c in run.cases if selected.matches(c.features, c.metadata)]
     return run.model_copy(update={"cases": cases, "settings": settings})
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """How a baseline comparison gates: --gate, --alpha (None: evalctl.toml's) and the
+    --feature/--meta selection."""
+
+    gate: str | None = None
+    alpha: float | None = None
+    selected: CaseFilter = field(default_factory=lambda: case_filter(None, None))
+
+
+def gate_one(baseline_doc: Document, run_doc: Document, how: GateOptions) -> Comparison:
+    """One run gated on one baseline: the comparison every renderer draws."""
+    from evalctl.baselines.gate import compare_baseline, rule_named
+    from evalctl.baselines.model import baseline_from_document
+    from evalctl.results.io import run_from_document
+
+    settings = load_settings()
+    baseline = baseline_from_document(baseline_doc)
+    run = _narrowed(run_from_document(run_doc), how.selected)
+    rule = rule_named(
+        how.gate or settings.compare_gate,
+        baseline,
+        run,
+        settings.compare_alpha if how.alpha is None else how.alpha,
+    )
+    return compare_baseline(
+        baseline,
+        run,
+        results_path=run_doc.path,
+        baseline_path=baseline_doc.path,
+        rule=rule,
+        cost_of=_pricer(run.provider.name, run.provider.model, settings),
+    )
 
 
 def compare(
@@ -463,35 +500,30 @@ def compare(
     Malformed or mismatched files exit 2, naming the file and field.
     """
     from evalctl.baselines.diff import compare_runs
-    from evalctl.baselines.gate import compare_baseline, rule_named
-    from evalctl.baselines.model import baseline_from_document
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
+    from evalctl.results.matrix import is_matrix_dir
 
     selected = case_filter(feature, meta)
+    limit = None if show_all else DEFAULT_ROWS
+    if is_matrix_dir(second):
+        from evalctl.cli.compare_matrix import compare_matrix
+
+        def gate_cell(baseline_file: Path, results_file: Path) -> Comparison:
+            return gate_one(
+                load_document(baseline_file, skip_conversations=True),
+                load_document(results_file, skip_conversations=True),
+                GateOptions(gate, alpha, selected),
+            )
+
+        return compare_matrix(first, second, gate_cell, as_json, limit)
     # Statuses, checks and figures are all a comparison reads: skip the conversations.
     doc_a = load_document(first, skip_conversations=True)
     doc_b = load_document(second, skip_conversations=True)
     if doc_a.kind == "baseline":
-        settings = load_settings()
-        baseline = baseline_from_document(doc_a)
-        run = _narrowed(run_from_document(doc_b), selected)
-        rule = rule_named(
-            gate or settings.compare_gate,
-            baseline,
-            run,
-            settings.compare_alpha if alpha is None else alpha,
-        )
-        cmp = compare_baseline(
-            baseline,
-            run,
-            results_path=doc_b.path,
-            baseline_path=doc_a.path,
-            rule=rule,
-            cost_of=_pricer(run.provider.name, run.provider.model, settings),
-        )
-        emit(cmp, as_json, partial(render_comparison, limit=None if show_all else DEFAULT_ROWS))
-        _step_summary(cmp)
+        cmp = gate_one(doc_a, doc_b, GateOptions(gate, alpha, selected))
+        emit(cmp, as_json, partial(render_comparison, limit=limit))
+        step_summary(cmp)
         # The verdict, typed: `evalctl.cli.app` prints its line and exits with its code.
         return cmp.verdict
     if doc_a.kind == "run":
@@ -507,7 +539,7 @@ def compare(
             path_a=doc_a.path,
             path_b=doc_b.path,
         )
-        emit(diff, as_json, partial(render_diff, limit=None if show_all else DEFAULT_ROWS))
+        emit(diff, as_json, partial(render_diff, limit=limit))
         return None
     # Neither: let the kind check word the error for the first file.
     require_kind(doc_a, "baseline")

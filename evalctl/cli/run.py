@@ -13,6 +13,7 @@ from rich.table import Table
 from evalctl.cases.select import parse_meta
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
+from evalctl.cli.run_matrix import matrix_plan, matrix_reports, run_matrix
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.text import STATUS_STYLE, plural
@@ -84,8 +85,8 @@ def render(out: RunOutput) -> None:
 
 
 def run(
-    provider: Annotated[str | None, options.PROVIDER] = None,
-    model: Annotated[str | None, options.MODEL] = None,
+    provider: Annotated[list[str] | None, options.PROVIDER] = None,
+    model: Annotated[list[str] | None, options.MODEL] = None,
     suite: Annotated[list[str] | None, options.SUITE] = None,
     case: Annotated[list[str] | None, options.CASE] = None,
     feature: Annotated[list[str] | None, options.FEATURE] = None,
@@ -184,8 +185,40 @@ def run(
     --temperature and --seed override every suite's and case's sampling.
     --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
     --no-tools-exec refuses suites whose tools run code (docs/security.md).
+
+    Several --provider or --model values, or a [matrix] in evalctl.toml when neither is
+    given, run a matrix: one run per provider x model x prompt variant, each in
+    <out>/<cell-id>/, with matrix.json, matrix.html and matrix.md beside them. --model
+    PROVIDER:MODEL applies to that provider only. `evalctl compare BASELINES_DIR MATRIX_DIR`
+    gates each cell on its own baseline.
     """
     from evalctl.sharding import parse_shard
+
+    exclusive = (resume, shard, junit, markdown, restart_per_case)
+    plan = matrix_plan(provider or [], model or [], exclusive)
+    if plan is not None:
+        cells, _ = plan
+        request = _new_request(
+            None,
+            None,
+            suite,
+            case,
+            feature,
+            meta,
+            script,
+            cases,
+            out,
+            repeats,
+            concurrency,
+            timeout,
+            progress and not as_json,
+        )
+        _sampling_flags(request, None, temperature, seed, samples)
+        request.judge_cache = judge_cache
+        request.tools_exec = not no_tools_exec
+        return run_matrix(request, cells, as_json)
+    provider_name = provider[0] if provider else None
+    model_name = model[0] if model else None
 
     if markdown == MARKDOWN_STDOUT and as_json:
         raise BadInputError("cannot print Markdown and --json together", field="--markdown")
@@ -208,8 +241,8 @@ def run(
         request = resume_request(
             resume,
             Overrides(
-                provider=provider,
-                model=model,
+                provider=provider_name,
+                model=model_name,
                 script=script,
                 paths=cases,
                 suites=suite,
@@ -224,30 +257,28 @@ def run(
             show_progress=progress and not as_json,
         )
     else:
-        request = options.build_request(
-            provider=provider,
-            model=model,
-            suite=suite,
-            case=options.case_globs(case),
-            script=script,
-            cases=cases,
-            out=out,
-            repeats=repeats or 1,
-            concurrency=concurrency,
-            timeout=timeout,
-            show_progress=progress and not as_json,
+        request = _new_request(
+            provider_name,
+            model_name,
+            suite,
+            case,
+            feature,
+            meta,
+            script,
+            cases,
+            out,
+            repeats,
+            concurrency,
+            timeout,
+            progress and not as_json,
         )
         request.shard = shard_spec
-        request.features = list(feature or [])
-        request.meta = parse_meta(meta)
     _restart_settings(request, resume, restart_per_case, cooldown)
     _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache
     request.tools_exec = not no_tools_exec
     if request.provider == "all":
-        return _run_all_providers(
-            request, as_json, exclusive=(resume, shard_spec, junit, markdown, restart_per_case)
-        )
+        return _run_all_providers(request, as_json, exclusive=exclusive)
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
@@ -296,6 +327,10 @@ class ProviderRunLine(BaseModel):
 
 class AllProvidersOutput(BaseModel):
     runs: list[ProviderRunLine]
+    # The matrix of one cell per provider (`evalctl compare` gates it like any matrix).
+    matrix_path: str | None = None
+    html_path: str | None = None
+    markdown_path: str | None = None
 
 
 def _render_all(out: AllProvidersOutput) -> None:
@@ -315,6 +350,13 @@ def _render_all(out: AllProvidersOutput) -> None:
             line.results_path or "",
         )
     stdout.print(table)
+    for label, path in (
+        ("matrix", out.matrix_path),
+        ("report", out.html_path),
+        ("markdown", out.markdown_path),
+    ):
+        if path:
+            stdout.print(f"{label}: {path}")
 
 
 def _run_all_providers(
@@ -329,22 +371,60 @@ def _run_all_providers(
         )
     from evalctl.runner.all_providers import execute_all
 
-    runs = execute_all(request, options.settings_from_env(), options.environ())
+    matrix = execute_all(request, options.settings_from_env(), options.environ())
+    html, markdown = matrix_reports(matrix)
     output = AllProvidersOutput(
         runs=[
             ProviderRunLine(
-                provider=r.name,
+                provider=r.cell.provider,
                 ran=r.outcome is not None,
                 skip_reason=r.skip_reason,
                 results_path=str(r.outcome.results_path) if r.outcome else None,
                 summary=r.outcome.result.summary if r.outcome else None,
             )
-            for r in runs
-        ]
+            for r in matrix.cells
+        ],
+        matrix_path=str(matrix.index_path),
+        html_path=str(html),
+        markdown_path=str(markdown),
     )
     emit(output, as_json, _render_all)
-    failed = any(r.outcome and r.outcome.result.summary.errors for r in runs)
+    failed = any(r.outcome and r.outcome.result.summary.errors for r in matrix.cells)
     return Ended(ExitCode.INFRA) if failed else None
+
+
+def _new_request(
+    provider: str | None,
+    model: str | None,
+    suite: list[str] | None,
+    case: list[str] | None,
+    feature: list[str] | None,
+    meta: list[str] | None,
+    script: Path | None,
+    cases: list[Path] | None,
+    out: Path | None,
+    repeats: int | None,
+    concurrency: int,
+    timeout: float | None,
+    show_progress: bool,
+) -> RunRequest:
+    """A new run's request from the flags (a resumed run's comes from its manifest)."""
+    request = options.build_request(
+        provider=provider,
+        model=model,
+        suite=suite,
+        case=options.case_globs(case),
+        script=script,
+        cases=cases,
+        out=out,
+        repeats=repeats or 1,
+        concurrency=concurrency,
+        timeout=timeout,
+        show_progress=show_progress,
+    )
+    request.features = list(feature or [])
+    request.meta = parse_meta(meta)
+    return request
 
 
 def _restart_settings(

@@ -43,6 +43,9 @@ class RunRequest:
     seed: int | None = None
     # `--no-tools-exec`: refuse suites declaring command or python tools (docs/security.md).
     tools_exec: bool = True
+    # A matrix cell's prompt variant: a template wrapping each case's prompt as `{{ prompt }}`
+    # (evalctl.runner.prompt_variant); None sends the prompt as the case builds it.
+    prompt_template: str | None = None
 
 
 @dataclass

@@ -28,6 +28,7 @@ from evalctl.providers.base import Provider, measured_speed
 from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
 from evalctl.retry import RetryPolicy
+from evalctl.runner.prompt_variant import wrap_prompt
 from evalctl.runner.timelimit import TimeLimit, case_limit
 from evalctl.scoring.check import Transcript, scoring_context
 from evalctl.scoring.judging import JudgeService
@@ -64,6 +65,8 @@ class CaseSetup:
     # False: `timeout_s` is only the configured floor, and the provider's measured speed
     # may lengthen it (evalctl.runner.timelimit). True: the user set it; taken as given.
     timeout_explicit: bool = True
+    # A matrix cell's prompt variant (evalctl.runner.prompt_variant); None: none.
+    prompt_template: str | None = None
 
 
 @dataclass
@@ -146,7 +149,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     direct_calls = getattr(setup.kind, "direct_calls", None)
     direct: list[ToolCall] | None = direct_calls(table, case) if direct_calls else None
     tool_defs = [tool.definition for tool in setup.tools.values()]
-    messages = opening_messages(setup.kind, table, case, ctx)
+    messages = wrap_prompt(opening_messages(setup.kind, table, case, ctx), setup.prompt_template)
     # Sized before the clock starts: asking the local provider for its speed may start its
     # daemon, and the model load is not the case's time.
     limit = case_limit(

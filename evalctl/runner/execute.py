@@ -125,6 +125,7 @@ def _setups(
                 embedder=embedder,
                 sampling=resolve_sampling(_flags(request), suite.table, case),
                 timeout_explicit=explicit is not None,
+                prompt_template=request.prompt_template,
             )
             setups.append(setup)
     return setups

@@ -1,0 +1,153 @@
+"""`evalctl run` with several providers, models or prompt variants: which cells to run, and
+the matrix's output (each cell's figures, and where the results and reports are)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.markup import escape
+from rich.table import Table
+
+from evalctl.cli import options
+from evalctl.cli.output import emit, stdout
+from evalctl.config import Settings, load_settings
+from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
+from evalctl.results.models import Summary
+from evalctl.results.text import percent
+from evalctl.runner.api import RunRequest
+from evalctl.runner.matrix import Cell, MatrixRun, MatrixSource
+
+# The flags a matrix cannot take, in the order `run` hands their values over.
+_ONE_RUN_ONLY = ("--resume", "--shard", "--junit", "--markdown", "--restart-per-case")
+
+
+class CellLine(BaseModel):
+    cell: str
+    provider: str
+    model: str  # the model the cell's run used (its default when none was given)
+    prompt: str | None = None
+    ran: bool
+    skip_reason: str | None = None
+    results_path: str | None = None
+    summary: Summary | None = None
+
+
+class MatrixOutput(BaseModel):
+    run_id: str
+    out_dir: str
+    matrix_path: str
+    html_path: str
+    markdown_path: str
+    cells: list[CellLine]
+
+
+def matrix_plan(
+    providers: Sequence[str], models: Sequence[str], exclusive: Sequence[object]
+) -> tuple[list[Cell], Settings] | None:
+    """The cells to run when this is a matrix, else None (one run, as before): several
+    --provider or --model values, or evalctl.toml's [matrix] when neither flag is given."""
+    from evalctl.providers.registry import ProviderOptions, detect
+    from evalctl.runner.matrix import plan_cells
+
+    if "all" in providers:
+        if len(providers) > 1:
+            raise BadInputError("all runs every provider: give it alone", field="--provider")
+        return None
+    from_flags = len(providers) > 1 or len(models) > 1
+    if not from_flags and (providers or models):
+        return None
+    resume = exclusive[0]
+    settings = load_settings()
+    if not from_flags and (settings.matrix is None or resume is not None):
+        return None
+    for flag, value in zip(_ONE_RUN_ONLY, exclusive, strict=True):
+        if value:
+            where = "several --provider/--model values" if from_flags else "[matrix]"
+            raise BadInputError(
+                f"cannot be combined with a matrix ({where}): run one cell at a time for it",
+                field=flag,
+                hint="one --provider (and --model) runs one cell; a matrix cell's directory "
+                "is an ordinary run",
+            )
+    if from_flags:
+        given = list(providers) or [detect(ProviderOptions(settings, options.environ()))]
+        return plan_cells(given, models, {}), settings
+    matrix = settings.matrix
+    assert matrix is not None
+    source = MatrixSource(
+        providers="matrix.providers",
+        models="matrix.models",
+        prompts="matrix.prompts",
+        file=str(settings.config_file) if settings.config_file else None,
+    )
+    return plan_cells(matrix.providers, matrix.models, matrix.prompts, source), settings
+
+
+def run_matrix(request: RunRequest, cells: list[Cell], as_json: bool) -> Outcome | None:
+    from evalctl.runner.matrix import check_available, execute_matrix
+
+    settings = options.settings_from_env()
+    env = options.environ()
+    check_available(cells, request, settings, env)
+    matrix = execute_matrix(request, cells, settings, env)
+    html, markdown = matrix_reports(matrix)
+    output = MatrixOutput(
+        run_id=matrix.run_id,
+        out_dir=str(matrix.out_dir),
+        matrix_path=str(matrix.index_path),
+        html_path=str(html),
+        markdown_path=str(markdown),
+        cells=[
+            CellLine(
+                cell=r.cell.id,
+                provider=r.cell.provider,
+                model=r.outcome.result.provider.model if r.outcome else r.cell.model or "",
+                prompt=r.cell.prompt,
+                ran=r.outcome is not None,
+                skip_reason=r.skip_reason,
+                results_path=str(r.outcome.results_path) if r.outcome else None,
+                summary=r.outcome.result.summary if r.outcome else None,
+            )
+            for r in matrix.cells
+        ],
+    )
+    emit(output, as_json, render_matrix)
+    failed = any(r.outcome and r.outcome.result.summary.errors for r in matrix.cells)
+    return Ended(ExitCode.INFRA) if failed else None
+
+
+def matrix_reports(matrix: MatrixRun) -> tuple[Path, Path]:
+    from evalctl.reports.matrix_write import write_matrix_reports
+
+    runs = {r.cell.id: r.outcome.result for r in matrix.cells if r.outcome is not None}
+    return write_matrix_reports(matrix.out_dir, matrix.index, runs)
+
+
+def render_matrix(out: MatrixOutput) -> None:
+    table = Table(title=f"matrix {out.run_id}", title_justify="left")
+    for column in ("cell", "model", "passed", "pass rate", "errors", "tokens in/out", "p50/p95"):
+        table.add_column(column, overflow="fold")
+    for line in out.cells:
+        s = line.summary
+        if s is None:
+            table.add_row(escape(line.cell), "-", "[dim]skipped[/]", "-", "-", "-", "-")
+            continue
+        table.add_row(
+            escape(line.cell),
+            escape(line.model),
+            f"{s.passed}/{s.total}",
+            percent(s.pass_rate),
+            str(s.errors),
+            f"{s.usage.input_tokens}/{s.usage.output_tokens}",
+            f"{s.latency_ms.p50:.0f}/{s.latency_ms.p95:.0f} ms",
+        )
+    stdout.print(table)
+    for label, path in (
+        ("results", out.out_dir),
+        ("report", out.html_path),
+        ("markdown", out.markdown_path),
+        ("index", out.matrix_path),
+    ):
+        stdout.print(f"{label}: {escape(path)}", soft_wrap=True)

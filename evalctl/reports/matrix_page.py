@@ -1,0 +1,104 @@
+"""One self-contained HTML page for a matrix run (`matrix.html`): a column per cell, headed
+by its pass rate, tokens, cost and latency, and a row per case with each cell's status and
+answer side by side; a long answer shows its start and opens to the whole text."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from evalctl.reports.kit.card import badge
+from evalctl.reports.kit.elements import el
+from evalctl.reports.kit.page import page, section
+from evalctl.reports.matrix_view import Column, MatrixView, Row, answer, failed_checks
+from evalctl.results.text import visible_controls
+
+# An answer longer than this shows its start; the rest is one click away.
+_PREVIEW = 160
+# Each cell's column keeps room for a readable answer; wider matrices scroll sideways.
+_COLUMN_STYLE = "min-width: 240px; max-width: 480px"
+_DIFFERS_STYLE = "background: #fff8c5"
+_SMALL = "font-weight: normal; font-size: 12px"
+
+
+def _header(column: Column) -> ET.Element:
+    th = el("th", el("div", column.title), style=_COLUMN_STYLE)
+    th.append(el("div", column.subtitle, class_="note", style=_SMALL))
+    for label, value in column.figures():
+        th.append(
+            el(
+                "div",
+                el("span", f"{label} ", class_="note"),
+                el("span", value),
+                style=_SMALL,
+            )
+        )
+    return th
+
+
+def _answer(text: str) -> ET.Element:
+    text = visible_controls(text)
+    if len(text) <= _PREVIEW:
+        return el("pre", text)
+    preview = text[:_PREVIEW].rstrip() + " …"
+    return el(
+        "details",
+        el(
+            "summary",
+            el("code", preview, style="white-space: pre-wrap"),
+            el("span", f" show all {len(text):,} characters", class_="note"),
+        ),
+        el("pre", text),
+    )
+
+
+def _cell(row: Row, index: int) -> ET.Element:
+    case = row.cases[index]
+    if case is None:
+        return el("td", el("span", "not run", class_="note"))
+    td = el("td", badge(case.status))
+    failed = failed_checks(case)
+    if failed:
+        td.append(el("span", " failed: " + ", ".join(failed), class_="note"))
+    td.append(_answer(answer(case)))
+    return td
+
+
+def _cases_table(view: MatrixView) -> ET.Element:
+    head = el("tr", el("th", "case"), *(_header(c) for c in view.columns))
+    body = el("tbody")
+    for row in view.rows:
+        tr = el("tr", style=_DIFFERS_STYLE if row.differs else None)
+        key = el("td", el("code", row.key))
+        if row.differs:
+            key.append(el("div", "cells disagree", class_="warn"))
+        tr.append(key)
+        for i in range(len(view.columns)):
+            tr.append(_cell(row, i))
+        body.append(tr)
+    return el("div", el("table", el("thead", head), body), style="overflow-x: auto")
+
+
+def matrix_html(view: MatrixView) -> str:
+    index = view.index
+    differing = sum(1 for r in view.rows if r.differs)
+    meta = (
+        f"{len(view.columns)} cells · {len(view.rows)} cases · "
+        f"{differing} on which the cells disagree · started {index.started_at}"
+    )
+    templates = [c.cell for c in view.columns if c.cell.prompt_template]
+    prompts = None
+    if templates:
+        seen: dict[str, str] = {}
+        for cell in templates:
+            seen.setdefault(cell.prompt or "", cell.prompt_template or "")
+        prompts = section(
+            "Prompt variants",
+            *(el("div", el("b", name), el("pre", visible_controls(t))) for name, t in seen.items()),
+        )
+    return page(
+        f"evalctl matrix {index.run_id}",
+        el("h1", f"Matrix {index.run_id}"),
+        el("p", meta, class_="meta"),
+        section("Cases side by side", _cases_table(view)),
+        prompts,
+    )

@@ -1,0 +1,96 @@
+"""What a matrix report shows, read once from the index and the cells' results: a column
+per cell with its figures, a row per case with each cell's status and answer. The HTML page
+(`matrix_page`) and the Markdown (`matrix_markdown`) draw the same view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from evalctl.results.matrix import MatrixCell, MatrixIndex
+from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.text import percent
+
+
+@dataclass(frozen=True)
+class Column:
+    cell: MatrixCell
+    run: RunResult | None  # None: the cell did not run (its skip reason says why)
+
+    @property
+    def title(self) -> str:
+        return self.cell.id
+
+    @property
+    def subtitle(self) -> str:
+        """provider · model · prompt variant, as the run recorded them."""
+        model = self.run.provider.model if self.run else self.cell.model or "default model"
+        parts = [self.cell.provider, model]
+        if self.cell.prompt:
+            parts.append(f"prompt {self.cell.prompt}")
+        return " · ".join(parts)
+
+    def figures(self) -> list[tuple[str, str]]:
+        """(label, value): pass rate, tokens in/out, cost, latency median and p95."""
+        if self.run is None:
+            return [("skipped", self.cell.skip_reason or "did not run")]
+        s = self.run.summary
+        scored = s.passed + s.failed + s.flaky
+        # Unbilled providers (local, scripted) and models missing from the price table.
+        cost = "not priced" if s.estimated_cost_usd is None else f"${s.estimated_cost_usd:.4f}"
+        return [
+            ("pass rate", f"{percent(s.pass_rate)} ({s.passed}/{scored})"),
+            ("tokens in/out", f"{s.usage.input_tokens}/{s.usage.output_tokens}"),
+            ("cost", cost),
+            ("latency p50/p95", f"{s.latency_ms.p50:.0f}/{s.latency_ms.p95:.0f} ms"),
+        ]
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    # One per column, in column order; None where that cell has no such case.
+    cases: list[CaseResult | None]
+
+    @property
+    def differs(self) -> bool:
+        """The cells that ran the case did not all end with one status."""
+        return len({c.status for c in self.cases if c is not None}) > 1
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    index: MatrixIndex
+    columns: list[Column]
+    rows: list[Row]
+
+
+def matrix_view(index: MatrixIndex, runs: Mapping[str, RunResult]) -> MatrixView:
+    """`runs`: each cell's results by cell id (a cell that did not run has none)."""
+    columns = [Column(cell, runs.get(cell.id)) for cell in index.cells]
+    keys: dict[str, None] = {}
+    by_cell: list[dict[str, CaseResult]] = []
+    for column in columns:
+        cases = {c.key: c for c in column.run.cases} if column.run else {}
+        keys.update(dict.fromkeys(cases))
+        by_cell.append(cases)
+    rows = [Row(key, [cases.get(key) for cases in by_cell]) for key in keys]
+    return MatrixView(index, columns, rows)
+
+
+def answer(case: CaseResult) -> str:
+    """What the cell shows of a case: its final answer, else its tool calls, else its error."""
+    if case.output.strip():
+        return case.output
+    if case.tool_calls:
+        calls = ", ".join(f"{t.name}({_args(t.arguments)})" for t in case.tool_calls)
+        return f"(tool calls) {calls}"
+    return case.error or case.skip_reason or "(no answer)"
+
+
+def _args(arguments: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+
+
+def failed_checks(case: CaseResult) -> list[str]:
+    return [c.name for c in case.checks if c.failed]

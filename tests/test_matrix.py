@@ -1,0 +1,336 @@
+"""A prompt x provider x model matrix (issue 22 item 3): `run` with several providers and
+models writes one results file per cell and one report; `baseline --from` writes each cell's
+baseline; `compare` gates each cell on its own and names the cell and case of a regression.
+
+The cells are the scripted provider and the openai provider against the fake
+OpenAI-compatible server on 127.0.0.1, each with two models."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evalctl.fakes.llm_server import FakeLLMServer, RecordedRequest, Step
+from tests.cli_helpers import run_cli
+
+# The echo suite's cases answered right: `hello`, and `shout` through the `upper` tool.
+SCRIPT = """
+[[cases."echo/hello"]]
+content = "hello"
+
+[[cases."echo/shout"]]
+tool_calls = [{ name = "upper", arguments = { text = "hi" } }]
+
+[[cases."echo/shout"]]
+content = "HI"
+"""
+CELLS = {"scripted-m1", "scripted-m2", "openai-m1", "openai-m2"}
+
+
+class EchoModels:
+    """Answers the echo suite on the fake server; `wrong` maps a model to its wrong answer
+    for `echo/hello` (a regression planted in that model's cell)."""
+
+    def __init__(self) -> None:
+        self.wrong: dict[str, str] = {}
+
+    def __call__(self, req: RecordedRequest) -> Step:
+        messages = req.body["messages"]
+        if messages[-1]["role"] == "tool":
+            return Step.reply("HI")
+        if "shout" in req.first_user_text():
+            return Step.tool("upper", {"text": "hi"})
+        return Step.reply(self.wrong.get(req.model, "hello"), output_tokens=3)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeLLMServer, EchoModels]]:
+    models = EchoModels()
+    with FakeLLMServer() as server:
+        server.set_responder(models)
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        yield server, models
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "script.toml"
+    path.write_text(SCRIPT)
+    return path
+
+
+def _matrix(
+    capsys: pytest.CaptureFixture[str], suite: Path, script: Path, out: Path, *extra: str
+) -> dict[str, object]:
+    result = run_cli(
+        capsys,
+        "run",
+        *("--provider", "scripted", "--provider", "openai"),
+        *("--model", "m1", "--model", "m2"),
+        *("--script", str(script), "--cases", str(suite), "--out", str(out)),
+        *("--json", "--no-progress", *extra),
+    )
+    assert result.code == 0, result.err
+    data: dict[str, object] = json.loads(result.out)
+    return data
+
+
+def test_two_by_two_matrix_writes_a_results_file_per_cell_and_one_report(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake: tuple[FakeLLMServer, EchoModels],
+) -> None:
+    server, models = fake
+    models.wrong["m2"] = "goodbye"
+    out = tmp_path / "matrix"
+    data = _matrix(capsys, echo_suite, script, out)
+
+    cells = {c["cell"]: c for c in data["cells"]}  # type: ignore[attr-defined]
+    assert set(cells) == CELLS
+    for cell_id, cell in cells.items():
+        results = json.loads((out / cell_id / "results.json").read_text())
+        assert results["provider"]["model"] == cell_id.split("-", 1)[1]
+        assert cell["summary"]["total"] == 2
+    assert cells["openai-m2"]["summary"]["passed"] == 1
+    assert cells["openai-m1"]["summary"]["passed"] == 2
+    # Each openai cell asked the server for its own model.
+    assert {r.model for r in server.requests if r.method == "POST"} == {"m1", "m2"}
+
+    index = json.loads((out / "matrix.json").read_text())
+    assert index["kind"] == "matrix"
+    assert {c["id"]: c["results"] for c in index["cells"]}["openai-m2"] == "openai-m2/results.json"
+
+    html = (out / "matrix.html").read_text()
+    root = ET.fromstring(html.removeprefix("<!DOCTYPE html>\n"))
+    ns = {"h": "http://www.w3.org/1999/xhtml"}
+    header = ["".join(th.itertext()) for th in root.findall(".//h:table/h:thead/h:tr/h:th", ns)]
+    assert header[0] == "case"
+    assert [h.split("scripted ·")[0].split("openai ·")[0] for h in header[1:]] == [
+        "scripted-m1",
+        "scripted-m2",
+        "openai-m1",
+        "openai-m2",
+    ]
+    assert "pass rate" in header[4] and "50% (1/2)" in header[4]
+    assert "tokens in/out" in header[1] and "latency p50/p95" in header[1]
+    rows = {
+        "".join(tr.find("h:td/h:code", ns).itertext()): [  # type: ignore[union-attr]
+            "".join(td.itertext()) for td in tr.findall("h:td", ns)[1:]
+        ]
+        for tr in root.findall(".//h:tbody/h:tr", ns)
+    }
+    # Side by side: the hello row holds each cell's answer, the planted one in its column.
+    assert [cell.endswith("hello") for cell in rows["echo/hello"]] == [True, True, True, False]
+    assert "goodbye" in rows["echo/hello"][3] and "fail" in rows["echo/hello"][3]
+    assert "http://" not in html.replace("http://www.w3.org/", "")  # self-contained
+
+    markdown = (out / "matrix.md").read_text()
+    hello = next(line for line in markdown.splitlines() if line.startswith("| echo/hello"))
+    assert hello.count("hello") == 4 and "goodbye" in hello and "≠" in hello
+
+
+def test_each_cell_is_gated_on_its_own_baseline_and_a_regression_names_cell_and_case(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake: tuple[FakeLLMServer, EchoModels],
+) -> None:
+    _, models = fake
+    baselines = tmp_path / "baselines"
+    first = tmp_path / "first"
+    _matrix(capsys, echo_suite, script, first)
+    written = run_cli(capsys, "baseline", "--from", str(first), "--out", str(baselines), "--json")
+    assert written.code == 0, written.err
+    assert {b["cell"] for b in json.loads(written.out)["baselines"]} == CELLS
+    assert {p.name for p in baselines.glob("*.json")} == {f"{c}.json" for c in CELLS}
+
+    clean = run_cli(capsys, "compare", str(baselines), str(first), "--gate", "strict", "--json")
+    assert clean.code == 0, clean.err + clean.out
+
+    models.wrong["m2"] = "goodbye"
+    second = tmp_path / "second"
+    _matrix(capsys, echo_suite, script, second)
+    gated = run_cli(capsys, "compare", str(baselines), str(second), "--gate", "strict", "--json")
+    assert gated.code == 1
+    verdict = json.loads(gated.out)
+    by_cell = {c["cell"]: c for c in verdict["cells"]}
+    assert verdict["exit_code"] == 1
+    assert {c: by_cell[c]["exit_code"] for c in CELLS} == {
+        "scripted-m1": 0,
+        "scripted-m2": 0,
+        "openai-m1": 0,
+        "openai-m2": 1,
+    }
+    regressions = by_cell["openai-m2"]["comparison"]["regressions"]
+    assert [r["key"] for r in regressions] == ["echo/hello"]
+    # The verdict line names the cell and the case.
+    assert "cell openai-m2" in gated.err and "echo/hello" in gated.err
+
+    # Without --json: each cell's comparison, then the table of cells.
+    text = run_cli(capsys, "compare", str(baselines), str(second), "--gate", "strict")
+    assert text.code == 1
+    assert "cell openai-m2" in text.out and "echo/hello" in text.out
+
+
+def test_a_cell_without_a_baseline_is_new_and_a_matrix_with_none_is_bad_input(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake: tuple[FakeLLMServer, EchoModels],
+) -> None:
+    out = tmp_path / "run"
+    _matrix(capsys, echo_suite, script, out)
+    baselines = tmp_path / "baselines"
+    baselines.mkdir()
+    nothing = run_cli(capsys, "compare", str(baselines), str(out))
+    assert nothing.code == 2
+    assert "no cell of the matrix has a baseline" in nothing.err
+    assert "evalctl baseline --from" in nothing.err
+
+    one = run_cli(
+        capsys, "baseline", "--from", str(out), "--cell", "openai-m1", "--out", str(baselines)
+    )
+    assert one.code == 0, one.err
+    assert [p.name for p in baselines.glob("*.json")] == ["openai-m1.json"]
+    partial = run_cli(capsys, "compare", str(baselines), str(out), "--json")
+    assert partial.code == 0, partial.err
+    outcomes = {c["cell"]: c["outcome"] for c in json.loads(partial.out)["cells"]}
+    assert outcomes == {
+        "openai-m1": "gated",
+        "openai-m2": "new",
+        "scripted-m1": "new",
+        "scripted-m2": "new",
+    }
+
+
+def test_a_matrix_in_evalctl_toml_with_prompt_variants(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fake: tuple[FakeLLMServer, EchoModels],
+) -> None:
+    server, _ = fake
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "evalctl.toml").write_text(
+        """
+[matrix]
+providers = ["openai"]
+models = ["openai:m1"]
+prompts = { plain = "{{ prompt }}", polite = "Please, {{ prompt }}. Thank you." }
+"""
+    )
+    monkeypatch.chdir(project)
+    out = tmp_path / "out"
+    result = run_cli(
+        capsys, "run", "--cases", str(echo_suite), "--out", str(out), "--json", "--no-progress"
+    )
+    assert result.code == 0, result.err
+    cells = [c["cell"] for c in json.loads(result.out)["cells"]]
+    assert cells == ["openai-m1-plain", "openai-m1-polite"]
+    sent = {r.first_user_text() for r in server.requests if r.method == "POST" and r.model == "m1"}
+    assert {"say hello", "Please, say hello. Thank you."} <= sent
+    # The transcript records the prompt as sent.
+    polite = json.loads((out / "openai-m1-polite" / "results.json").read_text())
+    first_turn = polite["cases"][0]["transcript"][0]["sent"]
+    assert first_turn[-1]["content"] == "Please, say hello. Thank you."
+    index = json.loads((out / "matrix.json").read_text())
+    assert index["cells"][1]["prompt_template"] == "Please, {{ prompt }}. Thank you."
+
+
+@pytest.mark.parametrize(
+    ("toml", "field", "message"),
+    [
+        (
+            'providers = ["openai"]\nprompts = { bad = "no placeholder" }',
+            "matrix.prompts.bad",
+            "{{ prompt }}",
+        ),
+        (
+            'providers = ["openai"]\nprompts = { bad = "{{ promt }}" }',
+            "matrix.prompts.bad",
+            "promt",
+        ),
+        ('providers = ["nope"]', "matrix.providers", "unknown provider 'nope'"),
+        ('providers = ["openai"]\nmodel = ["x"]', "matrix.model", "Extra inputs"),
+    ],
+)
+def test_a_bad_matrix_is_bad_input_naming_the_file_and_field(
+    echo_suite: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    toml: str,
+    field: str,
+    message: str,
+) -> None:
+    (tmp_path / "evalctl.toml").write_text(f"[matrix]\n{toml}\n")
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(capsys, "run", "--cases", str(echo_suite), "--no-progress")
+    assert result.code == 2
+    assert "evalctl.toml" in result.err and field in result.err and message in result.err
+
+
+def test_model_pairs_apply_to_their_provider_and_clashing_cells_are_refused(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake: tuple[FakeLLMServer, EchoModels],
+) -> None:
+    out = tmp_path / "pairs"
+    result = run_cli(
+        capsys,
+        "run",
+        *("--provider", "scripted", "--provider", "openai"),
+        *("--model", "openai:m1", "--model", "openai:llama3.1:8b"),
+        *("--script", str(script), "--cases", str(echo_suite), "--out", str(out)),
+        *("--json", "--no-progress"),
+    )
+    assert result.code == 0, result.err
+    cells = {c["cell"]: c["model"] for c in json.loads(result.out)["cells"]}
+    # The scripted cell runs the script's own model; an Ollama-style colon is kept.
+    assert cells == {"scripted": "scripted", "openai-m1": "m1", "openai-llama3.1_8b": "llama3.1:8b"}
+
+    clash = run_cli(
+        capsys,
+        "run",
+        *("--provider", "openai", "--model", "a/b", "--model", "a_b"),
+        *("--cases", str(echo_suite), "--no-progress"),
+    )
+    assert clash.code == 2
+    assert "--model" in clash.err and "'openai-a_b'" in clash.err
+
+
+def test_a_matrix_refuses_one_run_flags_and_an_unavailable_provider_before_running(
+    echo_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junit = run_cli(
+        capsys,
+        "run",
+        *("--provider", "openai", "--model", "m1", "--model", "m2"),
+        *("--cases", str(echo_suite), "--junit", str(tmp_path / "j.xml")),
+    )
+    assert junit.code == 2 and "--junit" in junit.err
+    # No OPENAI_BASE_URL or key: refused before any cell runs, naming the cell.
+    out = tmp_path / "none"
+    missing = run_cli(
+        capsys,
+        "run",
+        *("--provider", "openai", "--model", "m1", "--model", "m2"),
+        *("--cases", str(echo_suite), "--out", str(out), "--no-progress"),
+    )
+    assert missing.code == 3
+    assert "cell openai-m1" in missing.err
+    assert not out.exists()

@@ -35,6 +35,11 @@ class ProviderDefaults(BaseModel):
     # `--provider openai`: None asks a compatible server (OPENAI_BASE_URL) for the one model it
     # serves, and means gpt-4o-mini on OpenAI itself.
     openai_model: str | None = None
+    # The models `embed()` asks for (suites that require `embeddings`, `evalctl embed`).
+    # OpenAI: None means text-embedding-3-small on OpenAI itself and, on a compatible server,
+    # the model it serves. Gemini: gemini-embedding-001, Google's current text embedding model.
+    openai_embedding_model: str | None = None
+    gemini_embedding_model: str = "gemini-embedding-001"
 
 
 class ModelPrice(BaseModel):

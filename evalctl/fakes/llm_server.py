@@ -20,6 +20,11 @@ answered as JSON or, when the request says `stream`, as server-sent events. Two 
 a less capable compatible server: `openai_json_schema = False` refuses `response_format` type
 json_schema with a 500, as llama-cpp-python's server does; `openai_stream_usage = False`
 leaves usage out of streams.
+
+Embedding requests (OpenAI `/v1/embeddings`, Gemini `:batchEmbedContents` / `:embedContent`)
+take their turn like any other: a queued step's fault (rate limit, drop...) applies to them,
+and any other step is answered with the fake embedder's vectors of the texts sent
+(evalctl.fakes.embedder), so a test can check what the client read against what it sent.
 """
 
 from __future__ import annotations

@@ -3,7 +3,12 @@
 Only what the SDKs need to parse a reply is produced; the shapes follow the public API
 references (Anthropic Messages `POST /v1/messages`, Gemini `models/{model}:generateContent`,
 OpenAI chat completions `POST /v1/chat/completions`, plain JSON or a server-sent-event stream,
-and `GET /v1/models`).
+and `GET /v1/models`), and the embedding endpoints: OpenAI `POST /v1/embeddings` (vectors as
+float lists or, with `encoding_format` base64 as the openai SDK asks by default, base64
+little-endian float32), Gemini `models/{model}:batchEmbedContents` (what google-genai's
+`embed_content` sends, one or many texts) and `:embedContent`. Their vectors are the fake
+embedder's (evalctl.fakes.embedder), 256 components unless the request asks for
+`dimensions` / `outputDimensionality`.
 """
 
 from __future__ import annotations
@@ -11,14 +16,18 @@ from __future__ import annotations
 import base64
 import json
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evalctl.fakes.embedder import DIMENSIONS, fake_vector, words
 from evalctl.fakes.script import FaultKind, Step
 
 Api = Literal["anthropic", "gemini", "openai", "unknown"]
 
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+_GEMINI_METHODS = frozenset({"generateContent", "embedContent", "batchEmbedContents"})
+_GEMINI_EMBEDDING_METHODS = frozenset({"embedContent", "batchEmbedContents"})
 
 
 def route(path: str) -> tuple[Api, str | None]:
@@ -26,12 +35,24 @@ def route(path: str) -> tuple[Api, str | None]:
     bare = path.split("?", 1)[0]
     if bare.endswith("/v1/messages"):
         return "anthropic", None
-    if bare.endswith("/chat/completions"):
+    if bare.endswith(("/chat/completions", "/embeddings")):
         return "openai", None
     match = _GEMINI_PATH.search(bare)
-    if match and match["method"] == "generateContent":
+    if match and match["method"] in _GEMINI_METHODS:
         return "gemini", match["model"]
     return "unknown", None
+
+
+def is_embedding(req: RecordedRequest) -> bool:
+    """An embedding request (OpenAI `/embeddings`, Gemini `:embedContent` or
+    `:batchEmbedContents`), rather than a chat turn."""
+    bare = req.path.split("?", 1)[0]
+    if req.api == "openai":
+        return bare.endswith("/embeddings")
+    match = _GEMINI_PATH.search(bare)
+    return (
+        req.api == "gemini" and match is not None and match["method"] in _GEMINI_EMBEDDING_METHODS
+    )
 
 
 @dataclass(frozen=True)
@@ -258,7 +279,61 @@ def openai_models(model: str) -> bytes:
     return json.dumps({"object": "list", "data": [entry]}).encode()
 
 
+def _dimensions(value: Any) -> int:
+    return value if isinstance(value, int) and value > 0 else DIMENSIONS
+
+
+def _openai_input(body: dict[str, Any]) -> list[str]:
+    # `input` is one string or a list of them (token-id lists are not faked).
+    given = body.get("input")
+    texts = [given] if isinstance(given, str) else given if isinstance(given, list) else []
+    return [t for t in texts if isinstance(t, str)]
+
+
+def openai_embeddings(req: RecordedRequest) -> dict[str, Any]:
+    body = req.body if isinstance(req.body, dict) else {}
+    texts = _openai_input(body)
+    dimensions = _dimensions(body.get("dimensions"))
+    as_base64 = body.get("encoding_format") == "base64"
+    data = []
+    for index, text in enumerate(texts):
+        vector = fake_vector(text, dimensions)
+        packed = struct.pack(f"<{len(vector)}f", *vector)
+        embedding: Any = base64.b64encode(packed).decode() if as_base64 else vector
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    tokens = sum(len(words(t)) for t in texts)
+    return {
+        "object": "list",
+        "data": data,
+        "model": req.model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _gemini_text(request: Any) -> str:
+    content = request.get("content") if isinstance(request, dict) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return "".join(
+        p.get("text", "") for p in (parts if isinstance(parts, list) else []) if isinstance(p, dict)
+    )
+
+
+def _gemini_vector(request: Any) -> dict[str, Any]:
+    size = request.get("outputDimensionality") if isinstance(request, dict) else None
+    return {"values": fake_vector(_gemini_text(request), _dimensions(size))}
+
+
+def gemini_embeddings(req: RecordedRequest) -> dict[str, Any]:
+    body = req.body if isinstance(req.body, dict) else {}
+    if req.path.split("?", 1)[0].endswith(":embedContent"):
+        return {"embedding": _gemini_vector(body)}
+    requests = body.get("requests")
+    return {"embeddings": [_gemini_vector(r) for r in (requests or [])]}
+
+
 def success_body(step: Step, req: RecordedRequest, seq: int) -> dict[str, Any]:
+    if is_embedding(req):
+        return gemini_embeddings(req) if req.api == "gemini" else openai_embeddings(req)
     if req.api == "gemini":
         return gemini_response(step, req, seq)
     if req.api == "openai":

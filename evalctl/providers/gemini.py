@@ -23,6 +23,12 @@ Mapping from evalctl's chat types:
   holds function calls). A prompt blocked outright (no candidate) is a permanent error.
 * usage: input = prompt tokens; output = candidate + thinking tokens (both billed as output).
 
+Embeddings (`embed()`): `client.models.embed_content`, which google-genai sends as
+`models/{model}:batchEmbedContents`, at most 100 texts a request (the API's limit); the model
+is `[providers] gemini_embedding_model` (default gemini-embedding-001), no task type or
+output dimensionality is set, and vectors are returned as the API sends them. The Gemini API
+reports no token count for embeddings, so `input_tokens` is None.
+
 The SDK's own retries are off (`HttpRetryOptions(attempts=1)`): the shared RetryPolicy is the
 only retry layer. Key: GOOGLE_API_KEY, else GEMINI_API_KEY. Base URL:
 `settings.providers.gemini_base_url` (env EVALCTL_GEMINI_BASE_URL), passed via `http_options`.
@@ -35,8 +41,8 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalctl.chat import (
     CompletionRequest,
@@ -47,7 +53,8 @@ from evalctl.chat import (
     ToolCall,
     Usage,
 )
-from evalctl.errors import ProviderError, ProviderUnavailableError
+from evalctl.embeddings import Embeddings
+from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -65,6 +72,10 @@ if TYPE_CHECKING:
 
 SYNTHETIC_ID_PREFIX = "gemini-local-"
 _SIGNATURE_CACHE_SIZE = 4096
+# The most texts one batchEmbedContents request may carry.
+EMBED_BATCH = 100
+MODEL_HINT = "--model, or [providers] gemini_model in evalctl.toml"
+_T = TypeVar("_T")
 
 
 def json_instruction(schema: dict[str, Any]) -> str:
@@ -95,11 +106,20 @@ def retry_after_of(exc: genai_errors.APIError) -> float | None:
 class GeminiProvider:
     name = "gemini"
 
-    def __init__(self, *, model: str, api_key: str, base_url: str | None, env: Mapping[str, str]):
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        env: Mapping[str, str],
+        embedding_model: str = "gemini-embedding-001",
+    ):
         from google import genai
         from google.genai import types
 
         self._model = model
+        self.embedding_model = embedding_model
         self._env = redaction_env(env)
         http_options = types.HttpOptions(
             base_url=base_url, retry_options=types.HttpRetryOptions(attempts=1)
@@ -235,18 +255,64 @@ class GeminiProvider:
     # -- call ---------------------------------------------------------------------------
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
-        from google.genai import errors as genai_errors
-
         system, contents = self.wire_contents(request.messages)
         config = self._config(request, system, timeout)
         started = time.monotonic()
+        reply = self._guarded(
+            lambda: self._client.models.generate_content(
+                model=self._model, contents=contents, config=config
+            ),
+            timeout,
+            MODEL_HINT,
+        )
+        return self._response(reply, started)
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
+        """One vector per text, in order, from `embed_content`."""
+        started = time.monotonic()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                raise TransientProviderError(
+                    f"{self.name}: no time left to embed texts {start} and on",
+                    hint="embed fewer texts per call, or allow more time",
+                )
+            batch = list(texts[start : start + EMBED_BATCH])
+            reply = self._embed_batch(batch, remaining)
+            got = [list(e.values or []) for e in reply.embeddings or []]
+            if len(got) != len(batch) or not all(got):
+                raise TransientProviderError(
+                    f"{self.name}: {len(batch)} texts sent for embedding, "
+                    f"{sum(1 for v in got if v)} vectors back"
+                )
+            vectors.extend(got)
+        return Embeddings(vectors, self.embedding_model, None, None)
+
+    def _embed_batch(self, batch: list[str], timeout: float) -> types.EmbedContentResponse:
+        from google.genai import types
+
+        # HttpOptions.timeout is in milliseconds.
+        config = types.EmbedContentConfig(
+            http_options=types.HttpOptions(timeout=max(1, round(timeout * 1000)))
+        )
+        return self._guarded(
+            lambda: self._client.models.embed_content(
+                model=self.embedding_model, contents=batch, config=config
+            ),
+            timeout,
+            "[providers] gemini_embedding_model in evalctl.toml",
+        )
+
+    def _guarded(self, call: Callable[[], _T], timeout: float, model_hint: str) -> _T:
+        """`call()`, its SDK failures mapped onto the three failure classes."""
+        from google.genai import errors as genai_errors
+
         failure: ProviderError | None = None
         # Built inside `except`, raised after it: the SDK exception (its request carries the
         # x-goog-api-key header) is not chained onto ours.
         try:
-            reply = self._client.models.generate_content(
-                model=self._model, contents=contents, config=config
-            )
+            return call()
         except genai_errors.APIError as exc:
             failure = status_error(
                 self.name,
@@ -255,15 +321,14 @@ class GeminiProvider:
                 env=self._env,
                 retry_after=retry_after_of(exc),
                 key_vars="GOOGLE_API_KEY / GEMINI_API_KEY",
-                model_hint="--model, or [providers] gemini_model in evalctl.toml",
+                model_hint=model_hint,
             )
         except (json.JSONDecodeError, genai_errors.UnknownApiResponseError) as exc:
             failure = malformed_body(self.name, exc, env=self._env)
         except transport_exceptions() as exc:
             failure = transport_error(self.name, exc, env=self._env, timeout=timeout)
-        if failure is not None:
-            raise failure
-        return self._response(reply, started)
+        assert failure is not None
+        raise failure
 
     # -- response -----------------------------------------------------------------------
 
@@ -339,4 +404,5 @@ def create(options: ProviderOptions) -> GeminiProvider:
         base_url=options.env.get("EVALCTL_GEMINI_BASE_URL")
         or options.settings.providers.gemini_base_url,
         env=options.env,
+        embedding_model=options.settings.providers.gemini_embedding_model,
     )

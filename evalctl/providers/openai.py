@@ -29,6 +29,13 @@ delta, with `stream_options.include_usage` for token counts. A server whose stre
 usage (llama.cpp's servers) gets that one request again without streaming, and every later
 request unstreamed: token counts and cost matter more than TTFT.
 
+Embeddings (`embed()`): `POST /embeddings` through `client.embeddings.create`, asking for
+float lists (`encoding_format` "float": every compatible server speaks it, not all the SDK's
+default base64), at most 2,048 texts a request (OpenAI's limit), vectors as the server sends
+them (OpenAI's are unit length). The model: `[providers] openai_embedding_model`, else
+text-embedding-3-small on OpenAI itself and, on a compatible server, the provider's model
+(the one the server serves).
+
 The client is built with `max_retries=0`: the shared `evalctl.retry.RetryPolicy` is the only
 retry layer. Errors are classified in `evalctl.providers.cloud`; a stream that breaks or turns
 to an error event half-way is transient, like a dropped connection.
@@ -53,6 +60,7 @@ from evalctl.chat import (
     ToolDef,
     Usage,
 )
+from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.providers.cloud import (
     malformed_body,
@@ -74,6 +82,10 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Used only against OpenAI itself when neither --model nor `[providers] openai_model` is set;
 # a compatible server is asked which model it serves instead.
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+# Embeddings on OpenAI itself when `[providers] openai_embedding_model` is not set.
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+# The most inputs one embeddings request may carry on OpenAI.
+EMBED_BATCH = 2048
 KEY_VARS = "OPENAI_API_KEY"
 MODEL_HINT = "--model, or [providers] openai_model in evalctl.toml"
 
@@ -187,10 +199,13 @@ class OpenAIProvider:
         env: Mapping[str, str],
         organization: str | None = None,
         project: str | None = None,
+        embedding_model: str | None = None,
     ):
         import openai
 
         self._model = model
+        # None: the chat model (a compatible server serving one model).
+        self._embedding_model = embedding_model
         self._env = redaction_env(env)
         # No key (a local server needs none): a callable returning "" keeps the SDK from
         # demanding one, and each request omits the Authorization header explicitly, as the
@@ -221,6 +236,65 @@ class OpenAIProvider:
     @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
+
+    @property
+    def embedding_model(self) -> str:
+        return self._embedding_model or self._model
+
+    # -- embeddings ---------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
+        """One vector per text, in order, from the embeddings endpoint."""
+        started = time.monotonic()
+        vectors: list[list[float]] = []
+        tokens: int | None = 0
+        model = self.embedding_model
+        for start in range(0, len(texts), EMBED_BATCH):
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                raise TransientProviderError(
+                    f"{self.name}: no time left to embed texts {start} and on",
+                    hint="embed fewer texts per call, or allow more time",
+                )
+            batch = list(texts[start : start + EMBED_BATCH])
+            reply = self._embed_batch(batch, remaining)
+            data = sorted(reply.data, key=lambda item: item.index)
+            if len(data) != len(batch):
+                raise TransientProviderError(
+                    f"{self.name}: {len(batch)} texts sent for embedding, {len(data)} vectors back"
+                )
+            vectors.extend([float(x) for x in item.embedding] for item in data)
+            model = reply.model or model
+            usage = reply.usage
+            tokens = None if tokens is None or usage is None else tokens + usage.prompt_tokens
+        return Embeddings(vectors, model, None, tokens)
+
+    def _embed_batch(self, texts: list[str], timeout: float) -> Any:
+        import openai
+
+        failure: ProviderError | None = None
+        # As in `_call`: built inside `except`, raised after it, unchained.
+        try:
+            return self._client.embeddings.create(
+                model=self.embedding_model,
+                input=texts,
+                encoding_format="float",
+                timeout=timeout,
+                extra_headers=self._headers,
+            )
+        except openai.APIStatusError as exc:
+            failure = self._status_failure(exc)
+        except openai.APIConnectionError as exc:  # includes APITimeoutError
+            failure = transport_error(self.name, exc, env=self._env, timeout=timeout)
+        except (json.JSONDecodeError, openai.APIResponseValidationError, ValueError) as exc:
+            # The SDK raises ValueError for a reply without data.
+            failure = malformed_body(self.name, exc, env=self._env)
+        except transport_exceptions() as exc:
+            failure = transport_error(self.name, exc, env=self._env, timeout=timeout)
+        except openai.OpenAIError as exc:
+            failure = ProviderError(redact(f"{self.name}: {exc}", self._env))
+        assert failure is not None
+        raise failure
 
     # -- request ------------------------------------------------------------------------
 
@@ -529,6 +603,9 @@ def create(options: ProviderOptions) -> OpenAIProvider:
             hint="export OPENAI_BASE_URL (a compatible server) and/or OPENAI_API_KEY",
         )
     model = options.model or options.settings.providers.openai_model
+    embedding_model = options.settings.providers.openai_embedding_model
+    if embedding_model is None and (base_url or DEFAULT_BASE_URL).rstrip("/") == DEFAULT_BASE_URL:
+        embedding_model = DEFAULT_EMBEDDING_MODEL
     provider = OpenAIProvider(
         model=model or DEFAULT_OPENAI_MODEL,
         api_key=key,
@@ -537,6 +614,7 @@ def create(options: ProviderOptions) -> OpenAIProvider:
         env=options.env,
         organization=options.env.get("OPENAI_ORG_ID") or None,
         project=options.env.get("OPENAI_PROJECT_ID") or None,
+        embedding_model=embedding_model,
     )
     if model is None and base_url is not None:
         try:

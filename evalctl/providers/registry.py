@@ -270,7 +270,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "Google Gemini via the google-genai SDK",
             _gemini_reason,
-            capabilities=_CHAT,
+            capabilities=_CHAT_AND_EMBEDDINGS,
             concurrent=True,
             billed=True,
             detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
@@ -282,7 +282,7 @@ def register(registry: ProviderRegistrar) -> None:
         ProviderTraits(
             "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK",
             _openai_reason,
-            capabilities=_CHAT,
+            capabilities=_CHAT_AND_EMBEDDINGS,
             # Usually a serving cluster (vLLM, TGI) built for parallel load.
             concurrent=True,
             # Priced only when the model is in the price table: a model on one's own vLLM or

@@ -6,8 +6,10 @@
    generated token a chain of small ones, so the two can peak at different counts (on a
    16-core Xeon a prompt-heavy suite ran faster at 2 threads than at 16, while generation
    alone was fastest at 8 to 16): this is what `threads` / `threads_batch` are chosen from;
-2. the ratio of LocalProvider (gRPC daemon, default threads) to llama-cpp-python in-process
-   at the same default count, end to end on the same chat prompts (target >= 0.95).
+2. the ratio of LocalProvider (gRPC daemon, its default threads) to llama-cpp-python
+   in-process at exactly the counts the daemon chose, end to end on the same chat prompts
+   (target >= 0.95). The daemon picks its counts when it starts, so the bench reads them
+   from the daemon rather than computing a default of its own at another moment.
 
 Each count gets its own `Llama`; counts are interleaved round by round, so load from other
 processes hits them alike. The prompt is evaluated from an empty KV cache every time.
@@ -125,8 +127,7 @@ def main() -> None:
     sha = verify(model)
     print(
         f"model {model.name}, llama-cpp-python {llama_cpp.__version__}, cpus {os.cpu_count()} "
-        f"(allowed {len(allowed_cpus())}), default threads {default} (prompt: the same), "
-        f"counts {counts}, load avg {os.getloadavg()[0]:.2f}"
+        f"(allowed {len(allowed_cpus())}), counts {counts}, load avg {os.getloadavg()[0]:.2f}"
     )
 
     def llama(threads: int) -> Any:
@@ -139,20 +140,35 @@ def main() -> None:
             n_threads_batch=threads,
         )
 
-    llms = {n: llama(n) for n in sorted(set(counts) | {default})}
+    # The daemon first: it picks its own counts when it starts (the busy-core rule reads the
+    # machine then), and the in-process side of the ratio must run at exactly those counts,
+    # not at a default this process computed at another moment.
+    provider = LocalProvider(settings, model, sha, idle_timeout_s=600)
+    _provider_chat(provider, "Hi", 8)
+    started = provider.status()
+    daemon_counts = (started.n_threads, started.n_threads_batch)
+    print(f"daemon's default counts: generation {daemon_counts[0]}, prompt {daemon_counts[1]}")
+    counts = sorted(set(counts) | set(daemon_counts))
+    llms = {n: llama(n) for n in counts}
+    same = llama_cpp.Llama(
+        model_path=str(model.path),
+        n_ctx=4096,
+        seed=0,
+        verbose=False,
+        n_threads=daemon_counts[0],
+        n_threads_batch=daemon_counts[1],
+    )
     text = PROSE * (args.prompt_tokens // 40 + 2)
-    tokens = llms[default].tokenize(text.encode("utf-8"), add_bos=True)[: args.prompt_tokens]
+    tokens = same.tokenize(text.encode("utf-8"), add_bos=True)[: args.prompt_tokens]
     gen_prompt = tokens[:32]
     prompts = (CHAT_PROMPTS * (args.requests // len(CHAT_PROMPTS) + 1))[: args.requests]
-    provider = LocalProvider(settings, model, sha, idle_timeout_s=600)
     prompt_rates: dict[int, list[float]] = {n: [] for n in counts}
     gen_rates: dict[int, list[float]] = {n: [] for n in counts}
     local = [0.0, 0.0]
     inproc = [0.0, 0.0]
     try:
         # Warm every configuration (first-call allocations, page cache), untimed.
-        _provider_chat(provider, "Hi", 8)
-        for llm in llms.values():
+        for llm in (*llms.values(), same):
             _prompt_rate(llm, tokens[:64])
         for _ in range(args.rounds):
             for n in counts:
@@ -161,13 +177,13 @@ def main() -> None:
             for prompt in prompts:
                 t, s = _provider_chat(provider, prompt, args.max_tokens)
                 local[0], local[1] = local[0] + t, local[1] + s
-                t, s = _in_process_chat(llms[default], prompt, args.max_tokens)
+                t, s = _in_process_chat(same, prompt, args.max_tokens)
                 inproc[0], inproc[1] = inproc[0] + t, inproc[1] + s
         status = provider.status()
     finally:
         provider.stop_daemon(grace_s=2)
         provider.close()
-        for llm in llms.values():
+        for llm in (*llms.values(), same):
             llm.close()
         shutil.rmtree(home, ignore_errors=True)
 
@@ -178,16 +194,18 @@ def main() -> None:
         p, g = statistics.median(prompt_rates[n]), statistics.median(gen_rates[n])
         marks = [m for m, best in (("prompt", best_prompt), ("generation", best_gen)) if n == best]
         mark = f"  <- best {' and '.join(marks)}" if marks else ""
-        note = "  (default)" if n == default else ""
+        roles = {"generation": daemon_counts[0], "prompt": daemon_counts[1]}
+        note = "".join(f"  (default {what})" for what, c in roles.items() if c == n)
         print(f"{n:7d}  {p:27.1f}  {g:24.1f}{note}{mark}")
     local_rate, inproc_rate = local[0] / local[1], inproc[0] / inproc[1]
     print(
         f"LocalProvider {local_rate:.2f} tok/s ({local[0]:.0f} tokens, daemon threads "
         f"{status.n_threads}, prompt threads {status.n_threads_batch}); in-process "
-        f"{inproc_rate:.2f} tok/s ({default} threads)"
+        f"{inproc_rate:.2f} tok/s (the daemon's counts: {daemon_counts[0]} and "
+        f"{daemon_counts[1]})"
     )
     print(
-        f"ratio LocalProvider / in-process at the default threads  {local_rate / inproc_rate:.3f}"
+        f"ratio LocalProvider / in-process at the daemon's threads  {local_rate / inproc_rate:.3f}"
         "  (target >= 0.95)"
     )
     print(f"load avg after {os.getloadavg()[0]:.2f}")

@@ -46,7 +46,7 @@ from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, ver
 from evalctl.providers.base import Speed
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
-from evalctl.server.threads import default_threads
+from evalctl.server.threads import PROMPT_THREADS_CAP, default_threads, default_threads_batch
 
 # The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
 # own "timeout" reply (with the partial output) normally arrives first.
@@ -211,7 +211,7 @@ class LocalProvider:
         threads = self._threads or self._spec.n_threads or default_threads()
         info: dict[str, Any] = {
             "threads": threads,
-            "threads_batch": self._spec.n_threads_batch or threads,
+            "threads_batch": self._spec.n_threads_batch or default_threads_batch(threads),
         }
         if status is not None and status.running:
             info.update(
@@ -232,16 +232,18 @@ class LocalProvider:
         threads = self._threads or chosen or default_threads()
         status = self._status
         batch = (status.n_threads_batch if status is not None else 0) or (
-            self._spec.n_threads_batch or threads
+            self._spec.n_threads_batch or default_threads_batch(threads)
         )
         return {
             "threads": threads,
             "threads_from": "setting"
             if chosen
             else "default: physical cores in affinity, less busy ones",
-            # Prompt evaluation's threads; unset, generation's count.
+            # Prompt evaluation's threads; unset, generation's count capped.
             "threads_batch": batch,
-            "threads_batch_from": "setting" if self._spec.n_threads_batch else "default: threads",
+            "threads_batch_from": "setting"
+            if self._spec.n_threads_batch
+            else f"default: threads, at most {PROMPT_THREADS_CAP}",
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
             # Layers really offloaded, as the daemon reports them (None: not started).

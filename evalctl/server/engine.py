@@ -51,7 +51,7 @@ from evalctl.server.prompt import (
 )
 from evalctl.server.repetition import RepetitionDetector
 from evalctl.server.speed import SpeedMeter
-from evalctl.server.threads import default_threads
+from evalctl.server.threads import default_threads, default_threads_batch
 
 # Sampling: top-k and min-p are llama-cpp-python's chat defaults; top_p, the temperature and
 # the seed come with each request. At temperature 0 llama.cpp samples greedily and none of
@@ -175,10 +175,10 @@ class Engine:
         # other work keeps busy, where ggml's busy-waiting threads stall each other. Prompt
         # evaluation is a batched matrix product that scales differently with cores (on a
         # 16-core Xeon a prompt-heavy suite ran faster on 2 threads than on 16), so it has a
-        # count of its own; unset, it is generation's, as it always was.
+        # count of its own; unset, generation's capped (evalctl.server.threads).
         threads = self.config.n_threads or default_threads()
         kwargs["n_threads"] = threads
-        kwargs["n_threads_batch"] = self.config.n_threads_batch or threads
+        kwargs["n_threads_batch"] = self.config.n_threads_batch or default_threads_batch(threads)
         llm = llama_cpp.Llama(**kwargs)
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         eos_id, bos_id = llm.token_eos(), llm.token_bos()

@@ -15,6 +15,14 @@ where 1 thread made 95 (benchmarks/bench_local.py). "Right now" is a 0.1 s sampl
 seconds ago (a benchmark's previous step, a build), and would give an idle machine one
 thread. An idle machine keeps every core. An explicit count (EVALCTL_LOCAL_THREADS,
 `local_threads`, `--threads`) is used as given.
+
+Prompt evaluation (`n_threads_batch`) has a default of its own, not generation's count:
+the generation count capped at PROMPT_THREADS_CAP. Measured (docs/hardware.md, "Threads"):
+on a 16-core Xeon, CPU only, a prompt-heavy suite took 66.5 s at 16 threads and 38.2 s at 2,
+while generation alone was fastest at 8 to 16 threads; on the 2-core machine the two counts
+coincide (`benchmarks/bench_threads.py` prints both rates per count). A small model's
+prompt matrices are too small to split across many cores without the threads waiting on
+each other more than they compute.
 """
 
 from __future__ import annotations
@@ -95,3 +103,13 @@ def available_cores() -> int:
 def default_threads() -> int:
     """The available cores less the busy ones, at least 1."""
     return max(1, available_cores() - busy_cores())
+
+
+# The most threads prompt evaluation gets by default (see the module docstring): 2 beat 16
+# on the Xeon; 4 leaves room for bigger models on machines this was not measured on.
+PROMPT_THREADS_CAP = 4
+
+
+def default_threads_batch(threads: int) -> int:
+    """Prompt evaluation's default count, given generation's."""
+    return max(1, min(threads, PROMPT_THREADS_CAP))

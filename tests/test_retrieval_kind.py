@@ -7,6 +7,7 @@ query."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 
 from evalctl.cases.loader import load_suite
 from evalctl.errors import BadInputError
-from tests.cli_helpers import run_cli
+from tests.cli_helpers import evalctl, run_cli
+from tests.conftest import REPO
 
 QUERIES = ("berry notes", "mineral white")
 
@@ -260,8 +262,9 @@ def test_rows_that_are_not_scored_rows_fail_saying_why(
     cases = run_suite(capsys, write_suite(tmp_path, rows), tmp_path / "out")
     two_lists = checks_of(cases["berry-notes"])["min-score"]
     assert two_lists["status"] == "fail"
-    assert "exactly one field holding a list of rows (list fields: wines, also)" in (
-        two_lists["message"]
+    assert (
+        "exactly one field holding a list of rows (list fields: wines, also)"
+        in (two_lists["message"])
     )
     not_a_number = checks_of(cases["mineral-white"])["ordered"]
     assert not_a_number["message"] == "row 1's 'similarity' is 'high', not a number"
@@ -278,6 +281,28 @@ def test_a_failed_call_fails_every_assertion(
     assert case["tool_calls"][0]["is_error"] is True
     assert all(c["status"] == "fail" for c in case["checks"])
     assert "the call of 'semantic_search' failed" in checks_of(case)["min-score"]["message"]
+
+
+@pytest.mark.parametrize(("min_recall", "status"), [("", "fail"), ("min_recall = 0.5", "pass")])
+def test_contains_row_counts_recall_at_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], min_recall: str, status: str
+) -> None:
+    suite = SUITE.replace(
+        'ids = ["chablis", "muscadet"]', f'ids = ["chablis", "barolo"]\n{min_recall}'
+    )
+    cases = run_suite(capsys, write_suite(tmp_path, GOOD, suite), tmp_path / "out")
+    check = checks_of(cases["mineral-white"])["contains-row:chablis,barolo"]
+    assert check["status"] == status
+    assert check["actual"] == {
+        "top_k": ["chablis", "muscadet", "riesling"],
+        "missing": ["barolo"],
+        "recall": 0.5,
+    }
+    if status == "fail":
+        assert check["message"] == (
+            "'barolo' not in the top 3: ['chablis', 'muscadet', 'riesling'] "
+            "(recall 0.50, at least 1 needed)"
+        )
 
 
 def _load_error(tmp_path: Path, suite: str) -> BadInputError:
@@ -322,3 +347,59 @@ def test_an_unknown_input_key_is_a_validation_error(tmp_path: Path) -> None:
     error = _load_error(tmp_path, suite)
     assert error.case_id == "berry-notes"
     assert error.field is not None and error.field.startswith("case.input")
+
+
+# ------------------------------------------------------------------ examples/retrieval
+
+EXAMPLE = REPO / "examples" / "retrieval"
+
+
+def test_the_example_validates_baselines_and_gates_a_planted_broken_tool(tmp_path: Path) -> None:
+    checked = evalctl(tmp_path, "cases", "validate", str(EXAMPLE))
+    assert checked.returncode == 0, checked.stderr
+    assert "3 cases in 1 suite" in checked.stdout
+
+    # The python tool, no model and no reply script.
+    made = evalctl(
+        tmp_path, "baseline", "--provider", "scripted", "--cases", str(EXAMPLE), "--json"
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["passed"] == 3
+    results = json.loads((tmp_path / json.loads(made.stdout)["results_path"]).read_text())
+    cases = {case["id"]: case for case in results["cases"]}
+    # The suite's defaults reach every case; fruity-red's own min-score replaces the default.
+    assert [c["name"] for c in cases["berry-notes"]["checks"]] == [
+        "distinct-from:mineral-white",
+        "contains-row:pinot-noir",
+        "min-score",
+        "ordered",
+    ]
+    fruity = checks_of(cases["fruity-red"])
+    assert fruity["min-score"]["expected"] == {"threshold": 0.25, "k": 2}
+    assert fruity["min-score"]["actual"] == [0.463, 0.338]
+
+    # Planted: the same search sorting the wrong way round.
+    broken = tmp_path / "broken"
+    shutil.copytree(EXAMPLE, broken)
+    tool = broken / "winesearch.py"
+    source = tool.read_text()
+    assert "key=lambda item: (-item[0], item[1])" in source
+    tool.write_text(source.replace("(-item[0], item[1])", "(item[0], item[1])"))
+    ran = evalctl(
+        tmp_path, "run", "--provider", "scripted", "--cases", str(broken), "--out", "now",
+        "--no-progress",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr  # a run reports; compare gates
+    assert "0/3 passed" in ran.stdout
+    gated = evalctl(
+        tmp_path, "compare", "--gate", "strict", "baselines/scripted.json", "now/results.json"
+    )
+    assert gated.returncode == 1, gated.stderr
+    assert "3 regressions" in gated.stdout
+    assert "wine-search/berry-notes" in gated.stderr
+
+
+def test_min_different_above_k_is_a_validation_error(tmp_path: Path) -> None:
+    error = _load_error(tmp_path, SUITE.replace("k = 3\nm = 2", "k = 3\nm = 4"))
+    assert (error.case_id, error.field) == ("mineral-white", "case.assert[3]")
+    assert "min_different (4) cannot exceed k (3)" in error.message

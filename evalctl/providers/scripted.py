@@ -119,7 +119,7 @@ def replies_for(script: Script, tag: str) -> list[ScriptedReply]:
 
 def unmatched_keys(script: Script, case_keys: Iterable[str]) -> list[str]:
     """Script keys that no case would ever look up. A key is `suite/id` or a bare `id`, with
-    an optional `#suffix` for a case's side requests (`#judge`)."""
+    an optional `#suffix` for a case's side requests (`#judge`, `#judge:<check name>`)."""
     keys = set(case_keys)
     ids = {key.split("/", 1)[-1] for key in keys}
     return [k for k in script.cases if k.split("#", 1)[0] not in keys | ids]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalctl.fakes.llm_server import FakeLLMServer, RecordedRequest, Step
+from evalctl.runner.resume import Overrides, resume_request
 from tests.cli_helpers import run_cli
 
 # The echo suite's cases answered right: `hello`, and `shout` through the `upper` tool.
@@ -247,6 +248,20 @@ prompts = { plain = "{{ prompt }}", polite = "Please, {{ prompt }}. Thank you." 
     assert first_turn[-1]["content"] == "Please, say hello. Thank you."
     index = json.loads((out / "matrix.json").read_text())
     assert index["cells"][1]["prompt_template"] == "Please, {{ prompt }}. Thank you."
+    # A cell resumed on its own keeps its variant.
+    resumed = resume_request(out / "openai-m1-polite", Overrides())
+    assert resumed.prompt_template == "Please, {{ prompt }}. Thank you."
+
+    # `evalctl report` draws the matrix again, here after a cell's results changed.
+    results = out / "openai-m1-plain" / "results.json"
+    edited = json.loads(results.read_text())
+    edited["cases"][0]["output"] = "hello, edited"
+    results.write_text(json.dumps(edited))
+    html = tmp_path / "again.html"
+    again = run_cli(capsys, "report", str(out), "--html", str(html), "--markdown", "-")
+    assert again.code == 0, again.err
+    assert "openai-m1-polite" in again.out and "openai-m1-plain" in again.out
+    assert "hello, edited" in html.read_text() and "hello, edited" in again.out
 
 
 @pytest.mark.parametrize(

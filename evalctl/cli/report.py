@@ -56,7 +56,8 @@ def report(
         typer.Argument(
             metavar="RESULTS",
             help=(
-                "A result file or directory (run, soak or crash-test), or a baseline (--markdown)."
+                "A result file or directory (run, soak or crash-test, or a matrix run's "
+                "directory), or a baseline (--markdown)."
             ),
         ),
     ],
@@ -86,6 +87,9 @@ def report(
     new-model-validation.md, filled in; for a baseline, its quality table (cases and checks
     passed per suite, from the baseline and the results committed beside it).
 
+    A matrix run's directory: its side-by-side report (matrix.html and matrix.md, as the run
+    wrote them) drawn again from its matrix.json and the cells' results.
+
     Exit 2 when a file is malformed or of a kind that has no report.
     """
     from evalctl.reports.write import write_report
@@ -98,6 +102,16 @@ def report(
         )
     if markdown == STDOUT and as_json:
         raise BadInputError("cannot print Markdown and --json together", field="--markdown")
+    from evalctl.results.matrix import is_matrix_dir
+
+    if is_matrix_dir(results):
+        if baseline is not None:
+            raise BadInputError(
+                "a matrix is compared cell by cell: evalctl compare BASELINES_DIR MATRIX_DIR",
+                field="--baseline",
+            )
+        emit(_matrix_report(results, html, markdown), as_json, render)
+        return
     doc = load_document(results)
     kind = doc.data.get("kind")
     output = ReportOutput(
@@ -127,6 +141,34 @@ def report(
         else:
             write_report(markdown, text)
     emit(output, as_json, render)
+
+
+def _matrix_report(directory: Path, html: Path | None, markdown: Path | None) -> ReportOutput:
+    """A matrix run's side-by-side report, drawn again from its matrix.json and the cells'
+    results (after a cell was resumed, say)."""
+    from evalctl.reports.matrix_markdown import matrix_markdown
+    from evalctl.reports.matrix_page import matrix_html
+    from evalctl.reports.matrix_view import matrix_view
+    from evalctl.reports.matrix_write import read_cell_runs
+    from evalctl.reports.write import write_report
+    from evalctl.results.matrix import MATRIX_FILE, read_matrix
+
+    index = read_matrix(directory)
+    view = matrix_view(index, read_cell_runs(directory, index))
+    output = ReportOutput(source=str(directory / MATRIX_FILE), kind="matrix")
+    if html is not None:
+        text = matrix_html(view)
+        write_report(html, text)
+        output.html_path, output.bytes = str(html), len(text.encode("utf-8"))
+    if markdown is not None:
+        text = matrix_markdown(view)
+        output.markdown_path, output.markdown_bytes = str(markdown), len(text.encode("utf-8"))
+        if markdown == STDOUT:
+            sys.stdout.write(redact(text))
+            sys.stdout.flush()
+        else:
+            write_report(markdown, text)
+    return output
 
 
 def _comparison(doc: Document, baseline_doc: Document) -> Comparison | None:

@@ -53,6 +53,8 @@ class Selection(BaseModel):
     timeout_s: float | None = None
     crash_retries: int = 1
     shard: tuple[int, int] | None = None
+    # A matrix cell's prompt variant (evalctl.runner.prompt_variant): a resumed cell keeps it.
+    prompt_template: str | None = None
 
 
 class Manifest(BaseModel):
@@ -107,6 +109,7 @@ def selection_of(request: RunRequest, provider_name: str) -> Selection:
         timeout_s=request.timeout_s,
         crash_retries=request.crash_retries,
         shard=request.shard,
+        prompt_template=request.prompt_template,
     )
 
 
@@ -202,6 +205,7 @@ def resume_request(
         show_progress=show_progress,
         shard=original.shard,
         resume=True,
+        prompt_template=original.prompt_template,
     )
 
 

@@ -86,6 +86,8 @@ class Judge:
         graded = request.graded
         key = cache_key(name, judge.model, rubric, case_input, answer, graded=graded)
         hit = self.cache.get(key)
+        # Under a graded key only scored judgements are stored; one without (edited by hand)
+        # must not become a graded check with no score.
         if hit is not None and (hit.score is not None or not graded):
             return Judgement(
                 hit.provider,

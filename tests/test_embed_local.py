@@ -7,6 +7,7 @@ against 0.69-0.75 for an unrelated sentence.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -140,3 +141,20 @@ def test_the_daemon_refuses_a_file_whose_hash_changed(tmp_path: Path, reap_daemo
     finally:
         wrong.stop_daemon(grace_s=2)
         wrong.close()
+
+
+def test_evalctl_embed_on_the_local_engine(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reap_daemons: None,  # noqa: F811
+) -> None:
+    from tests.cli_helpers import run_cli
+
+    monkeypatch.setenv("EVALCTL_LOCAL_THREADS", str(THREADS))
+    result = run_cli(capsys, "embed", CAT, CAT_PARAPHRASE, "--provider", "local", "--json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["model_sha256"] == embedded_model().expected_sha256
+    assert report["dimensions"] == DIMENSIONS
+    assert report["cosine"][0][1] == pytest.approx(report["cosine"][1][0])
+    assert 0.5 < report["cosine"][0][1] < 1.0

@@ -45,6 +45,12 @@ def _providers() -> ModuleType:
     return providers
 
 
+def _embed() -> ModuleType:
+    from evalctl.cli import embed
+
+    return embed
+
+
 def _plugins() -> ModuleType:
     from evalctl.cli import plugins
 
@@ -124,6 +130,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "providers": CommandEntry(
         _providers,
         "List providers, whether each is available, and the reason when it is not.",
+    ),
+    "embed": CommandEntry(
+        _embed, "Embed texts with a provider and show the vectors; several texts, their cosines."
     ),
     "plugins": CommandEntry(
         _plugins,

@@ -403,3 +403,11 @@ def test_min_different_above_k_is_a_validation_error(tmp_path: Path) -> None:
     error = _load_error(tmp_path, SUITE.replace("k = 3\nm = 2", "k = 3\nm = 4"))
     assert (error.case_id, error.field) == ("mineral-white", "case.assert[3]")
     assert "min_different (4) cannot exceed k (3)" in error.message
+
+
+def test_the_docs_walk_through_the_example_suite_as_it_is() -> None:
+    doc = (REPO / "docs" / "writing-suites.md").read_text()
+    start = doc.index("`examples/retrieval/wine-search.toml` tests a small")
+    body = doc.index("\n", doc.index("```toml", start)) + 1
+    shown = doc[body : doc.index("```", body)]
+    assert shown == (EXAMPLE / "wine-search.toml").read_text()

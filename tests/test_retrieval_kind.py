@@ -184,6 +184,19 @@ def test_the_results_record_the_call_and_the_other_case_s_call_made_again(
     assert json.loads(case["output"]) == GOOD["berry notes"]
 
 
+def test_answer_assertions_read_the_tool_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = SUITE.replace(
+        'type = "contains-row"\nid = "pinot-noir"\nk = 3\n',
+        'type = "contains-row"\nid = "pinot-noir"\nk = 3\n'
+        '[[case.assert]]\ntype = "json-field"\npath = "wines.0.id"\nequals = "merlot"\n',
+    )
+    cases = run_suite(capsys, write_suite(tmp_path, GOOD, suite), tmp_path / "out")
+    check = checks_of(cases["berry-notes"])["json-field:wines.0.id"]
+    assert (check["status"], check["actual"]) == ("fail", "pinot-noir")
+
+
 def test_relevance_fails_on_constant_low_scores(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -411,3 +424,19 @@ def test_the_docs_walk_through_the_example_suite_as_it_is() -> None:
     body = doc.index("\n", doc.index("```toml", start)) + 1
     shown = doc[body : doc.index("```", body)]
     assert shown == (EXAMPLE / "wine-search.toml").read_text()
+
+
+def test_a_script_is_still_needed_when_another_suite_asks_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_suite(tmp_path, GOOD)
+    (tmp_path / "chat.toml").write_text(
+        '[suite]\nname = "chat"\nkind = "assert"\n\n[[case]]\nid = "hi"\n'
+        'input = { prompt = "Say hi." }\n[[case.assert]]\ntype = "icontains"\nvalue = "hi"\n'
+    )
+    ran = run_cli(
+        capsys, "run", "--provider", "scripted", "--cases", str(tmp_path), "--out",
+        str(tmp_path / "out"), "--no-progress",
+    )  # fmt: skip
+    assert ran.code == 2
+    assert "the scripted provider needs --script FILE" in ran.err

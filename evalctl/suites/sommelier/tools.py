@@ -477,8 +477,10 @@ class SemanticSearch:
         rows = [{**w.model_dump(), "similarity": round(s, 4)} for w, s in ranked]
         similarities = [row["similarity"] for row in rows]
         model = asked.model_sha256 and f"{asked.model} (sha256 {asked.model_sha256[:12]})"
+        # `wines` is the one list: a retrieval suite reads the rows as the object's only list
+        # field (docs/writing-suites.md, "Retrieval suites").
         payload: dict[str, Any] = {
-            "query_terms": terms,
+            "query": text,
             "matched": len(rows),
             "ranking": "cosine similarity of embeddings, best first",
             "wines": rows,

@@ -111,7 +111,9 @@ def test_two_by_two_matrix_writes_a_results_file_per_cell_and_one_report(
     html = (out / "matrix.html").read_text()
     root = ET.fromstring(html.removeprefix("<!DOCTYPE html>\n"))
     ns = {"h": "http://www.w3.org/1999/xhtml"}
-    header = ["".join(th.itertext()) for th in root.findall(".//h:table/h:thead/h:tr/h:th", ns)]
+    every = root.find(".//h:section[@id='all']/h:table", ns)
+    assert every is not None
+    header = ["".join(th.itertext()) for th in every.findall("h:thead/h:tr/h:th", ns)]
     assert header[0] == "case"
     assert [h.split("scripted ·")[0].split("openai ·")[0] for h in header[1:]] == [
         "scripted-m1",
@@ -125,16 +127,22 @@ def test_two_by_two_matrix_writes_a_results_file_per_cell_and_one_report(
         "".join(tr.find("h:td/h:code", ns).itertext()): [  # type: ignore[union-attr]
             "".join(td.itertext()) for td in tr.findall("h:td", ns)[1:]
         ]
-        for tr in root.findall(".//h:tbody/h:tr", ns)
+        for tr in every.findall("h:tbody/h:tr", ns)
     }
+    assert len(rows) == 2
+    # The rows where the cells disagree come first, in a section of their own.
+    disagree = root.findall(".//h:section[@id='disagree']/h:table/h:tbody/h:tr", ns)
+    assert ["".join(tr.find("h:td", ns).itertext()) for tr in disagree] == ["echo/hello"]  # type: ignore[union-attr]
     # Side by side: the hello row holds each cell's answer, the planted one in its column.
     assert [cell.endswith("hello") for cell in rows["echo/hello"]] == [True, True, True, False]
     assert "goodbye" in rows["echo/hello"][3] and "fail" in rows["echo/hello"][3]
     assert "http://" not in html.replace("http://www.w3.org/", "")  # self-contained
 
     markdown = (out / "matrix.md").read_text()
-    hello = next(line for line in markdown.splitlines() if line.startswith("| echo/hello"))
-    assert hello.count("hello") == 4 and "goodbye" in hello and "≠" in hello
+    disagree, every = markdown.split("<details>")
+    hello = next(line for line in disagree.splitlines() if line.startswith("| echo/hello"))
+    assert hello.count("hello") == 4 and "goodbye" in hello and "❌ fail (answer)" in hello
+    assert "| echo/shout |" in every and "| echo/shout |" not in disagree
 
 
 def test_each_cell_is_gated_on_its_own_baseline_and_a_regression_names_cell_and_case(

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.table import Table
 
-from evalctl.baselines.comparison import Comparison, GateVerdict
+from evalctl.baselines.comparison import CATEGORIES, Comparison, GateVerdict
 from evalctl.cli.compare import render_comparison, step_summary
 from evalctl.cli.output import emit, stdout
 from evalctl.errors import BadInputError, ExitCode
@@ -139,6 +139,12 @@ def compare_matrix(
     return result.verdict
 
 
+def _counts(cmp: Comparison) -> str:
+    """The categories a cell has entries in: `1 regression · 200 unchanged`."""
+    counts = ((c, len(cmp.entries(c))) for c in CATEGORIES if c.counted)
+    return " · ".join(c.count(n) for c, n in counts if n)
+
+
 def render_matrix_comparison(out: MatrixComparison, limit: int | None) -> None:
     for c in out.cells:
         if c.comparison is None:
@@ -147,17 +153,17 @@ def render_matrix_comparison(out: MatrixComparison, limit: int | None) -> None:
         render_comparison(c.comparison, limit)
     table = Table(title=f"matrix {escape(out.run_id)}", title_justify="left", show_edge=False)
     table.add_column("cell", no_wrap=True)
-    for column in ("verdict", "baseline", "detail"):
-        table.add_column(column, overflow="fold")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("detail", overflow="fold")
     for c in out.cells:
         if c.comparison is not None:
             verdict = c.comparison.verdict
             word = f"[{STATUS_STYLE[verdict.exit_code.tone]}]{verdict.word}[/]"
-            detail = c.comparison.counts_line()
+            detail = _counts(c.comparison)
         else:
             word = f"[dim]{c.outcome}[/]"
-            detail = c.reason or ""
-        table.add_row(escape(c.cell), word, escape(c.baseline_file), escape(detail))
+            detail = f"{c.reason or ''} ({c.baseline_file})"
+        table.add_row(escape(c.cell), word, escape(detail))
     stdout.print(table)
     new = [c for c in out.cells if c.outcome == "new"]
     if new:

@@ -127,18 +127,20 @@ def matrix_reports(matrix: MatrixRun) -> tuple[Path, Path]:
 
 def render_matrix(out: MatrixOutput) -> None:
     table = Table(title=f"matrix {out.run_id}", title_justify="left")
-    for column in ("cell", "model", "passed", "pass rate", "errors", "tokens in/out", "p50/p95"):
+    # A cell id is what a reader passes to `baseline --cell` and greps for: never folded.
+    table.add_column("cell", no_wrap=True)
+    for column in ("model", "passed", "errors", "tokens in/out", "p50/p95"):
         table.add_column(column, overflow="fold")
     for line in out.cells:
         s = line.summary
         if s is None:
-            table.add_row(escape(line.cell), "-", "[dim]skipped[/]", "-", "-", "-", "-")
+            reason = escape(line.skip_reason or "")
+            table.add_row(escape(line.cell), "-", "[dim]skipped[/]", "-", "-", reason)
             continue
         table.add_row(
             escape(line.cell),
             escape(line.model),
-            f"{s.passed}/{s.total}",
-            percent(s.pass_rate),
+            f"{s.passed}/{s.total} ({percent(s.pass_rate)})",
             str(s.errors),
             f"{s.usage.input_tokens}/{s.usage.output_tokens}",
             f"{s.latency_ms.p50:.0f}/{s.latency_ms.p95:.0f} ms",

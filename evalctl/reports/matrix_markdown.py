@@ -5,7 +5,7 @@ answer per cell, side by side. Answers are cut to one table line; the HTML repor
 from __future__ import annotations
 
 from evalctl.reports.markdown import cell
-from evalctl.reports.matrix_view import MatrixView, answer, failed_checks
+from evalctl.reports.matrix_view import MatrixView, Row, answer, failed_checks
 
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
 # Short enough that four cells side by side still read in a pull request.
@@ -39,18 +39,26 @@ def matrix_markdown(view: MatrixView) -> str:
             + [cell(values.get(label, values.get("skipped", "-"))) for label in labels]
         )
     lines += _table(["cell", "provider · model · prompt", *labels], figure_rows)
-    case_rows = []
-    for row in view.rows:
-        shown = [cell(row.key) + (" ≠" if row.differs else "")]
-        for case in row.cases:
-            if case is None:
-                shown.append("-")
-                continue
-            failed = failed_checks(case)
-            detail = f" ({cell(', '.join(failed))})" if failed else ""
-            icon = _ICONS.get(case.status, "")
-            shown.append(f"{icon} {case.status}{detail}: {cell(_short(answer(case)))}")
-        case_rows.append(shown)
-    lines += _table(["case", *(cell(c.title) for c in view.columns)], case_rows)
-    lines.append("≠: the cells disagree on the case's status. Full answers: matrix.html.")
+    header = ["case", *(cell(c.title) for c in view.columns)]
+    differing = [r for r in view.rows if r.differs]
+    if differing:
+        lines += [f"### Where the cells disagree ({len(differing)})", ""]
+        lines += _table(header, [_case_row(r) for r in differing])
+    # Folded: a 200-case matrix would bury the summary on a job page.
+    lines += [f"<details><summary>Every case ({len(view.rows)})</summary>", ""]
+    lines += _table(header, [_case_row(r) for r in view.rows])
+    lines += ["</details>", "", "Full answers: matrix.html beside this file."]
     return "\n".join(lines) + "\n"
+
+
+def _case_row(row: Row) -> list[str]:
+    shown = [cell(row.key)]
+    for case in row.cases:
+        if case is None:
+            shown.append("-")
+            continue
+        failed = failed_checks(case)
+        detail = f" ({cell(', '.join(failed))})" if failed else ""
+        icon = _ICONS.get(case.status, "")
+        shown.append(f"{icon} {case.status}{detail}: {cell(_short(answer(case)))}")
+    return shown

@@ -14,14 +14,16 @@ from evalctl.results.text import visible_controls
 
 # An answer longer than this shows its start; the rest is one click away.
 _PREVIEW = 160
-# Each cell's column keeps room for a readable answer; wider matrices scroll sideways.
+# Each cell's column keeps room for a readable answer; a wider matrix widens the page.
 _COLUMN_STYLE = "min-width: 240px; max-width: 480px"
 _DIFFERS_STYLE = "background: #fff8c5"
 _SMALL = "font-weight: normal; font-size: 12px"
+# The header row, with each cell's figures, stays in view down a long table.
+_STICKY = "position: sticky; top: 0"
 
 
 def _header(column: Column) -> ET.Element:
-    th = el("th", el("div", column.title), style=_COLUMN_STYLE)
+    th = el("th", el("div", column.title), style=f"{_COLUMN_STYLE}; {_STICKY}")
     th.append(el("div", column.subtitle, class_="note", style=_SMALL))
     for label, value in column.figures():
         th.append(
@@ -63,19 +65,24 @@ def _cell(row: Row, index: int) -> ET.Element:
     return td
 
 
-def _cases_table(view: MatrixView) -> ET.Element:
-    head = el("tr", el("th", "case"), *(_header(c) for c in view.columns))
+def _cases_table(view: MatrixView, rows: list[Row], *, anchors: bool) -> ET.Element:
+    head = el("tr", el("th", "case", style=_STICKY), *(_header(c) for c in view.columns))
     body = el("tbody")
-    for row in view.rows:
-        tr = el("tr", style=_DIFFERS_STYLE if row.differs else None)
+    for row in rows:
+        tr = el(
+            "tr",
+            style=_DIFFERS_STYLE if row.differs else None,
+            # `matrix.html#case-suite/id` links to a case's row.
+            id=f"case-{row.key}" if anchors else None,
+        )
         key = el("td", el("code", row.key))
-        if row.differs:
+        if row.differs and anchors:  # the other table holds only such rows
             key.append(el("div", "cells disagree", class_="warn"))
         tr.append(key)
         for i in range(len(view.columns)):
             tr.append(_cell(row, i))
         body.append(tr)
-    return el("div", el("table", el("thead", head), body), style="overflow-x: auto")
+    return el("table", el("thead", head), body)
 
 
 def matrix_html(view: MatrixView) -> str:
@@ -99,6 +106,13 @@ def matrix_html(view: MatrixView) -> str:
         f"evalctl matrix {index.run_id}",
         el("h1", f"Matrix {index.run_id}"),
         el("p", meta, class_="meta"),
-        section("Cases side by side", _cases_table(view)),
+        section(
+            f"Where the cells disagree ({differing})",
+            _cases_table(view, [r for r in view.rows if r.differs], anchors=False),
+            id_="disagree",
+        )
+        if differing
+        else None,
+        section("Every case, side by side", _cases_table(view, view.rows, anchors=True), id_="all"),
         prompts,
     )

@@ -39,11 +39,18 @@ class Column:
         # Unbilled providers (local, scripted) and models missing from the price table.
         cost = "not priced" if s.estimated_cost_usd is None else f"${s.estimated_cost_usd:.4f}"
         return [
-            ("pass rate", f"{percent(s.pass_rate)} ({s.passed}/{scored})"),
+            ("pass rate", f"{_rate(s.pass_rate)} ({s.passed}/{scored})"),
             ("tokens in/out", f"{s.usage.input_tokens}/{s.usage.output_tokens}"),
             ("cost", cost),
             ("latency p50/p95", f"{s.latency_ms.p50:.0f}/{s.latency_ms.p95:.0f} ms"),
         ]
+
+
+def _rate(rate: float | None) -> str:
+    """Whole percent, but never 100% or 0% for a rate that is not: 200 of 201 is 99.5%."""
+    if rate is None or rate in (0.0, 1.0) or 0.01 <= rate <= 0.99:
+        return percent(rate)
+    return f"{rate:.1%}"
 
 
 @dataclass(frozen=True)

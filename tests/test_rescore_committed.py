@@ -21,7 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "baselines" / "local.results"
 
 
-@pytest.mark.parametrize("suite_name", ["asset-triage", "release-assets", "sommelier"])
+@pytest.mark.parametrize(
+    "suite_name", ["asset-triage", "release-assets", "sommelier", "sommelier-retrieval"]
+)
 def test_committed_results_rescore_the_same(suite_name: str) -> None:
     run = read_run(RESULTS / f"{suite_name}.json")
     suite = load_suite(REPO / "cases" / f"{suite_name}.toml")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,12 @@ from evalctl.embeddings import Embedder, cosine
 from evalctl.errors import BadInputError
 from evalctl.modelfiles.manifest import resolve
 from evalctl.providers.local import LocalProvider
+from evalctl.server.embedding import (
+    EMBED_N_CTX,
+    EmbeddingContext,
+    EmbeddingModelRef,
+    EmbedTimeoutError,
+)
 from tests.local_helpers import (
     SLOW,
     THREADS,
@@ -158,3 +166,29 @@ def test_evalctl_embed_on_the_local_engine(
     assert report["dimensions"] == DIMENSIONS
     assert report["cosine"][0][1] == pytest.approx(report["cosine"][1][0])
     assert 0.5 < report["cosine"][0][1] < 1.0
+
+
+def test_a_text_over_the_embedding_context_is_bad_input(provider: LocalProvider) -> None:  # noqa: F811
+    long_text = "wine " * (EMBED_N_CTX + 50)
+    with pytest.raises(BadInputError, match=r"text 1 is \d+ tokens; the embedding context holds"):
+        provider.embed([CAT, long_text], timeout=SLOW)
+
+
+def test_a_cancelled_request_stops_before_the_next_text() -> None:
+    model = embedded_model()
+    assert model.expected_sha256 is not None
+    context = EmbeddingContext(n_threads=THREADS, n_threads_batch=THREADS, n_gpu_layers=0)
+    ref = EmbeddingModelRef(model.path, model.expected_sha256, model.name)
+    try:
+        cancelled = threading.Event()
+        cancelled.set()
+        with pytest.raises(EmbedTimeoutError, match="after 0 of 2 texts"):
+            context.embed(ref, [CAT, REVENUE], cancel=cancelled)
+        with pytest.raises(EmbedTimeoutError):
+            context.embed(ref, [CAT], deadline=time.monotonic() - 1)
+        # Still loaded and serving: the refusal came between texts, not from llama.cpp.
+        result = context.embed(ref, [CAT])
+        assert result.load_ms == 0.0
+        assert len(result.vectors[0]) == DIMENSIONS
+    finally:
+        context.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,16 @@ class EmbedTimeoutError(Exception):
 
 @dataclass(frozen=True)
 class EmbeddingModelRef:
-    """Which GGUF embeds: its path, the SHA256 the client verified, and a name to report."""
+    """Which GGUF embeds: its path, the SHA256 the client verified, and a name to report.
+    The path and the hash are its identity: another name for the same file reuses what is
+    loaded."""
 
     path: Path
     sha256: str
-    name: str
+    name: str = field(compare=False)
     # True for a file other than the served model's (which the client verified before the
     # daemon started): the daemon hashes it before loading it.
-    check_sha256: bool = False
+    check_sha256: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

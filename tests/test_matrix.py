@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from evalctl.config import load_settings
 from evalctl.fakes.llm_server import FakeLLMServer, RecordedRequest, Step
+from evalctl.runner.matrix import plan_cells
 from evalctl.runner.resume import Overrides, resume_request
 from tests.cli_helpers import run_cli
+from tests.conftest import REPO
 
 # The echo suite's cases answered right: `hello`, and `shout` through the `upper` tool.
 SCRIPT = """
@@ -357,3 +360,36 @@ def test_a_matrix_refuses_one_run_flags_and_an_unavailable_provider_before_runni
     assert missing.code == 3
     assert "cell openai-m1" in missing.err
     assert not out.exists()
+
+
+def test_the_documented_two_model_matrix_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/writing-suites.md's matrix stays true: its evalctl.toml is a valid [matrix] of
+    four cells, and its no-key command runs the 200 tickets on two models."""
+    doc = (REPO / "docs" / "writing-suites.md").read_text()
+    section = doc.split("### A matrix of providers, models and prompts", 1)[1]
+    toml = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "evalctl.toml").write_text(toml)
+    monkeypatch.chdir(tmp_path)
+    matrix = load_settings().matrix
+    assert matrix is not None
+    cells = plan_cells(matrix.providers, matrix.models, matrix.prompts)
+    assert [c.id for c in cells][:2] == ["scripted-small-plain", "scripted-small-terse"]
+    assert len(cells) == 8
+
+    assert "--provider scripted --model small --model large" in section
+    out = tmp_path / "tickets"
+    result = run_cli(
+        capsys,
+        *("run", "--provider", "scripted", "--model", "small", "--model", "large"),
+        *("--script", str(REPO / "examples/tickets/scripts/replies.toml")),
+        *("--cases", str(REPO / "examples/tickets/tickets.toml")),
+        *("--out", str(out), "--json", "--no-progress"),
+    )
+    assert result.code == 0, result.err
+    summaries = {c["cell"]: c["summary"] for c in json.loads(result.out)["cells"]}
+    assert {cell: (s["passed"], s["total"]) for cell, s in summaries.items()} == {
+        "scripted-small": (201, 201),
+        "scripted-large": (201, 201),
+    }

@@ -360,6 +360,14 @@ def test_a_matrix_refuses_one_run_flags_and_an_unavailable_provider_before_runni
     assert missing.code == 3
     assert "cell openai-m1" in missing.err
     assert not out.exists()
+    # The scripted provider without its script is a missing flag, as in one run.
+    no_script = run_cli(
+        capsys,
+        *("run", "--provider", "scripted", "--provider", "openai"),
+        *("--cases", str(echo_suite), "--out", str(out), "--no-progress"),
+    )
+    assert no_script.code == 2
+    assert "--script" in no_script.err and "cell scripted" in no_script.err
 
 
 def test_the_documented_two_model_matrix_runs(

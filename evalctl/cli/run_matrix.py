@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 from rich.markup import escape
@@ -12,12 +13,15 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
-from evalctl.config import Settings, load_settings
+from evalctl.config import Settings
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import Summary
 from evalctl.results.text import percent
 from evalctl.runner.api import RunRequest
-from evalctl.runner.matrix import Cell, MatrixRun, MatrixSource
+
+if TYPE_CHECKING:
+    # Imported on use: the runner is loaded only when a run starts (`run --help` loads none).
+    from evalctl.runner.matrix import Cell, MatrixRun
 
 # The flags a matrix cannot take, in the order `run` hands their values over.
 _ONE_RUN_ONLY = ("--resume", "--shard", "--junit", "--markdown", "--restart-per-case")
@@ -49,7 +53,7 @@ def matrix_plan(
     """The cells to run when this is a matrix, else None (one run, as before): several
     --provider or --model values, or evalctl.toml's [matrix] when neither flag is given."""
     from evalctl.providers.registry import ProviderOptions, detect
-    from evalctl.runner.matrix import plan_cells
+    from evalctl.runner.matrix import MatrixSource, plan_cells
 
     if "all" in providers:
         if len(providers) > 1:
@@ -59,7 +63,8 @@ def matrix_plan(
     if not from_flags and (providers or models):
         return None
     resume = exclusive[0]
-    settings = load_settings()
+    # With the plugins configured: a plugin's provider may be one of the matrix's.
+    settings = options.settings_from_env()
     if not from_flags and (settings.matrix is None or resume is not None):
         return None
     for flag, value in zip(_ONE_RUN_ONLY, exclusive, strict=True):

@@ -21,6 +21,7 @@ from evalctl.runner.execute import InterruptedRunError, execute_run, new_run_id
 from evalctl.runner.prompt_variant import template_problem
 
 RESULTS_FILE = "results.json"
+SCRIPTED = "scripted"
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,12 @@ def check_available(
     """Refuse before any cell runs when one cannot (no API key, no model file): a matrix
     that stops at its third cell has spent the first two for nothing."""
     for cell in cells:
+        if cell.provider == SCRIPTED and request.script is None:
+            # A missing flag, as for one run: bad input, not an unavailable provider.
+            raise BadInputError(
+                f"cell {cell.id}: the scripted provider needs --script FILE (a reply script)",
+                field="--script",
+            )
         options = ProviderOptions(
             settings=settings, env=env, model=cell.model, script=request.script
         )

@@ -5,7 +5,7 @@ scripted). Otherwise the local engine, created on the first text a tool or check
 closed with the run: a run against a provider without an embeddings API (Anthropic, a
 target) still gets real embeddings, and a run that embeds nothing never starts a daemon.
 When the run's provider is the local engine and it cannot embed, there is nothing to fall
-back to. docs/writing-suites.md, "Embeddings".
+back to. docs/writing-suites.md, "Similar meaning (embeddings)".
 """
 
 from __future__ import annotations

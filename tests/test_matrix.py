@@ -164,8 +164,12 @@ def test_each_cell_is_gated_on_its_own_baseline_and_a_regression_names_cell_and_
     assert {b["cell"] for b in json.loads(written.out)["baselines"]} == CELLS
     assert {p.name for p in baselines.glob("*.json")} == {f"{c}.json" for c in CELLS}
 
-    clean = run_cli(capsys, "compare", str(baselines), str(first), "--gate", "strict", "--json")
+    # The index file stands for its directory.
+    clean = run_cli(
+        capsys, "compare", str(baselines), str(first / "matrix.json"), "--gate", "strict", "--json"
+    )
     assert clean.code == 0, clean.err + clean.out
+    assert {c["outcome"] for c in json.loads(clean.out)["cells"]} == {"gated"}
 
     models.wrong["m2"] = "goodbye"
     second = tmp_path / "second"
@@ -241,6 +245,10 @@ def test_a_matrix_in_evalctl_toml_with_prompt_variants(
 providers = ["openai"]
 models = ["openai:m1"]
 prompts = { plain = "{{ prompt }}", polite = "Please, {{ prompt }}. Thank you." }
+
+[prices.m1]
+input_per_mtok = 1000.0
+output_per_mtok = 2000.0
 """
     )
     monkeypatch.chdir(project)
@@ -259,6 +267,11 @@ prompts = { plain = "{{ prompt }}", polite = "Please, {{ prompt }}. Thank you." 
     assert first_turn[-1]["content"] == "Please, say hello. Thank you."
     index = json.loads((out / "matrix.json").read_text())
     assert index["cells"][1]["prompt_template"] == "Please, {{ prompt }}. Thank you."
+    # A priced model's cost, to two significant digits however small.
+    costs = [c["summary"]["estimated_cost_usd"] for c in json.loads(result.out)["cells"]]
+    assert all(cost and cost < 0.5 for cost in costs)
+    figures = (out / "matrix.md").read_text()
+    assert f"${costs[0]:.2g}".rstrip("0") in figures
     # A cell resumed on its own keeps its variant.
     resumed = resume_request(out / "openai-m1-polite", Overrides())
     assert resumed.prompt_template == "Please, {{ prompt }}. Thank you."

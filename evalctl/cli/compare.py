@@ -502,10 +502,12 @@ def compare(
     from evalctl.baselines.diff import compare_runs
     from evalctl.results.document import load_document, require_kind
     from evalctl.results.io import run_from_document
-    from evalctl.results.matrix import is_matrix_dir
+    from evalctl.results.matrix import MATRIX_FILE, is_matrix_dir
 
     selected = case_filter(feature, meta)
     limit = None if show_all else DEFAULT_ROWS
+    if second.name == MATRIX_FILE and second.is_file():
+        second = second.parent  # the index stands for its matrix directory
     if is_matrix_dir(second):
         from evalctl.cli.compare_matrix import compare_matrix
 

@@ -4,6 +4,7 @@ per cell with its figures, a row per case with each cell's status and answer. Th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -37,13 +38,22 @@ class Column:
         s = self.run.summary
         scored = s.passed + s.failed + s.flaky
         # Unbilled providers (local, scripted) and models missing from the price table.
-        cost = "not priced" if s.estimated_cost_usd is None else f"${s.estimated_cost_usd:.4f}"
+        cost = "not priced" if s.estimated_cost_usd is None else _usd(s.estimated_cost_usd)
         return [
             ("pass rate", f"{_rate(s.pass_rate)} ({s.passed}/{scored})"),
             ("tokens in/out", f"{s.usage.input_tokens}/{s.usage.output_tokens}"),
             ("cost", cost),
             ("latency p50/p95", f"{s.latency_ms.p50:.0f}/{s.latency_ms.p95:.0f} ms"),
         ]
+
+
+def _usd(cost: float) -> str:
+    """Two significant digits at least: a matrix's cheap cells are what it compares, and
+    $0.0000 beside $0.0001 would hide a 2.5x difference."""
+    if cost <= 0:
+        return "$0"
+    decimals = max(2, 1 - math.floor(math.log10(cost)))
+    return f"${cost:,.{decimals}f}"
 
 
 def _rate(rate: float | None) -> str:

@@ -414,3 +414,35 @@ def test_the_documented_two_model_matrix_runs(
         "scripted-small": (201, 201),
         "scripted-large": (201, 201),
     }
+
+
+def test_provider_all_is_a_matrix_whose_skipped_providers_are_listed(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EVALCTL_LOCAL_MODEL", str(tmp_path / "missing.gguf"))
+    out = tmp_path / "all"
+    ran = run_cli(
+        capsys,
+        *("run", "--provider", "all", "--script", str(script), "--cases", str(echo_suite)),
+        *("--out", str(out), "--json", "--no-progress"),
+    )
+    assert ran.code == 0, ran.err
+    index = {c["id"]: c for c in json.loads((out / "matrix.json").read_text())["cells"]}
+    assert index["scripted"]["results"] == "scripted/results.json"
+    assert index["anthropic"]["results"] is None
+    assert "ANTHROPIC_API_KEY" in index["anthropic"]["skip_reason"]
+    assert (out / "matrix.html").is_file()
+
+    baselines = tmp_path / "baselines"
+    written = run_cli(capsys, "baseline", "--from", str(out), "--out", str(baselines))
+    assert written.code == 0, written.err
+    # A cell on its provider's default model is named as a plain run's baseline is.
+    assert [p.name for p in baselines.glob("*.json")] == ["scripted.json"]
+    gated = run_cli(capsys, "compare", str(baselines), str(out), "--json")
+    assert gated.code == 0, gated.err
+    outcomes = {c["cell"]: c["outcome"] for c in json.loads(gated.out)["cells"]}
+    assert outcomes["scripted"] == "gated" and outcomes["anthropic"] == "skipped"

@@ -446,3 +446,63 @@ def test_provider_all_is_a_matrix_whose_skipped_providers_are_listed(
     assert gated.code == 0, gated.err
     outcomes = {c["cell"]: c["outcome"] for c in json.loads(gated.out)["cells"]}
     assert outcomes["scripted"] == "gated" and outcomes["anthropic"] == "skipped"
+
+
+# A plugin's provider, as a user would write one, that is stopped by Ctrl-C at its first
+# request: the matrix is interrupted in its second cell.
+HALT_PLUGIN = """
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.plugin import ProviderOptions, ProviderTraits, Registry
+
+
+class Halt:
+    name = "halt"
+    capabilities = frozenset()
+    model_sha256 = None
+
+    def __init__(self, options: ProviderOptions) -> None:
+        self.model = options.model or "halt-1"
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        raise KeyboardInterrupt
+
+    def close(self) -> None:
+        pass
+
+
+def register(registry: Registry) -> None:
+    registry.add_provider("halt", Halt, ProviderTraits("stops at once"))
+"""
+
+
+def test_an_interrupted_matrix_indexes_and_reports_the_cells_so_far(
+    echo_suite: Path,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "halt_plugin.py").write_text(HALT_PLUGIN)
+    (project / "evalctl.toml").write_text(
+        'plugins = ["halt_plugin"]\n\n[matrix]\nproviders = ["scripted", "halt", "openai"]\n'
+    )
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    out = tmp_path / "out"
+    result = run_cli(
+        capsys,
+        *("run", "--script", str(script), "--cases", str(echo_suite)),
+        *("--out", str(out), "--no-progress"),
+    )
+    assert result.code == 130, result.err
+    index = json.loads((out / "matrix.json").read_text())
+    assert [(c["id"], c["results"]) for c in index["cells"]] == [
+        ("scripted", "scripted/results.json"),
+        ("halt", "halt/results.json"),
+    ]
+    assert json.loads((out / "halt" / "results.json").read_text())["interrupted"] is True
+    assert not (out / "openai").exists()
+    report = (out / "matrix.md").read_text()
+    assert "**scripted**" in report and "**halt**" in report

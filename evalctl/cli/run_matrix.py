@@ -96,7 +96,7 @@ def run_matrix(request: RunRequest, cells: list[Cell], as_json: bool) -> Outcome
     settings = options.settings_from_env()
     env = options.environ()
     check_available(cells, request, settings, env)
-    matrix = execute_matrix(request, cells, settings, env)
+    matrix = execute_matrix(request, cells, settings, env, on_interrupt=_reports_from_disk)
     html, markdown = matrix_reports(matrix)
     output = MatrixOutput(
         run_id=matrix.run_id,
@@ -128,6 +128,14 @@ def matrix_reports(matrix: MatrixRun) -> tuple[Path, Path]:
 
     runs = {r.cell.id: r.outcome.result for r in matrix.cells if r.outcome is not None}
     return write_matrix_reports(matrix.out_dir, matrix.index, runs)
+
+
+def _reports_from_disk(matrix: MatrixRun) -> None:
+    """An interrupted matrix's report of the cells it holds, the interrupted one's finished
+    cases included (its results were written, but its outcome never came back)."""
+    from evalctl.reports.matrix_write import write_matrix_reports
+
+    write_matrix_reports(matrix.out_dir, matrix.index)
 
 
 def render_matrix(out: MatrixOutput) -> None:

@@ -7,7 +7,7 @@ as skipped with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -169,9 +169,11 @@ def execute_matrix(
     *,
     skipped: Sequence[CellRun] = (),
     label: str = "matrix",
+    on_interrupt: Callable[[MatrixRun], None] | None = None,
 ) -> MatrixRun:
     """Run each cell in turn into `<out>/<cell-id>/`; `matrix.json` is rewritten after each,
-    so an interrupted matrix still indexes the cells it finished."""
+    so an interrupted matrix still indexes the cells it finished (and `on_interrupt` gets
+    them, the interrupted one last, before the interruption goes on up)."""
     run_id = new_run_id(label)
     out_dir = request.out_dir or settings.results_dir / run_id
     index = MatrixIndex(
@@ -196,7 +198,9 @@ def execute_matrix(
             partial = out_dir / cell.id / RESULTS_FILE
             if partial.is_file():
                 index.cells.append(_index_cell(CellRun(cell), f"{cell.id}/{RESULTS_FILE}"))
-                write_matrix(index, out_dir)
+                index_path = write_matrix(index, out_dir)
+                if on_interrupt is not None:
+                    on_interrupt(MatrixRun(run_id, out_dir, index_path, index, runs))
             raise
         run = CellRun(cell, outcome=outcome)
         runs.append(run)

@@ -231,3 +231,19 @@ def test_lexical_search_is_bm25_under_its_own_name(evalctl_home: Path) -> None:
     output = LEXICAL_SEARCH.run({"query": "vanilla oak buttery"}, make_ctx(evalctl_home))
     assert output.data["rows"][0] == "Rombauer Chardonnay"
     assert output.data["fts_query"] == '"vanilla"* OR "oak"* OR "butter"*'
+
+
+def test_a_lock_that_cannot_be_taken_does_not_stop_the_search(evalctl_home: Path) -> None:
+    ctx = make_ctx(evalctl_home)
+    ctx.embedder = CountingEmbedder()
+    cache = Path(search(ctx, query="oak").data["embeddings_cache"])
+    cache.unlink()
+    lock = cache.with_name(cache.name + ".lock")
+    lock.unlink()
+    lock.mkdir()  # a directory cannot be opened as the lock file
+    forget_memory()
+    embedder = CountingEmbedder()
+    ctx.embedder = embedder
+    assert search(ctx, query="oak").data["row_count"] == 5
+    assert len(catalog_texts(embedder)) == CATALOG_SIZE
+    assert cache.is_file()  # still written, atomically

@@ -12,6 +12,7 @@ once read are kept in memory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -111,7 +112,11 @@ def catalog_vectors(
     if known is not None:
         return known
     ensure_private_dir(path.parent)
-    with held(path.with_name(path.name + ".lock")):
+    with contextlib.ExitStack() as locked:
+        # No lock file (a read-only cache directory): two processes may then both embed,
+        # and the atomic write still leaves one whole file.
+        with contextlib.suppress(OSError):
+            locked.enter_context(held(path.with_name(path.name + ".lock")))
         # Read under the lock: a process that waited finds what the holder just wrote.
         vectors = _read(path, key, catalog_sha, wines)
         if vectors is None:

@@ -26,6 +26,7 @@ from evalctl.results.models import (
     CheckStatus,
     RunResult,
     SuiteGate,
+    ToolCallRecord,
 )
 from evalctl.results.platform import Platform
 from evalctl.runner.api import RunRequest
@@ -424,3 +425,34 @@ def test_evalctl_toml_sets_the_default_gate_and_alpha(
     (tmp_path / "evalctl.toml").write_text('compare_gate = "lenient"\n')
     refused = run_cli(capsys, "compare", base, results)
     assert refused.code == 2 and "compare_gate" in refused.err
+
+
+def _retrieval_case(key: str, status: CaseStatus, *, turns: int) -> CaseResult:
+    """A case scored on one tool call; `turns=0`: no model asked for it (a retrieval case)."""
+    made = f.case(key, status, turns=turns, failed_checks=("ordered",) if status == "fail" else ())
+    call = ToolCallRecord(
+        turn=0, name="search", arguments={"query": "q"}, result="[]", duration_ms=1
+    )
+    return made.model_copy(
+        update={
+            "tool_calls": [call],
+            "attempts": [Attempt(status=status, latency_ms=1.0, turns=turns)],
+        }
+    )
+
+
+def test_a_model_free_case_gates_on_one_flip_where_a_model_answer_is_noise() -> None:
+    # One-sample baseline, one flip: for a model's answer that is within sampling noise, but
+    # a retrieval case's tool gives the same rows every time, so the flip is a real change.
+    base = f.baseline({"r/berry": "pass", "r/mineral": "pass"})
+    for turns, expected in ((0, "regression"), (1, "unchanged")):
+        run = f.run(
+            [
+                _retrieval_case("r/berry", "fail", turns=turns),
+                _retrieval_case("r/mineral", "pass", turns=turns),
+            ]
+        )
+        cmp = compare_baseline(base, run, rule=rule_named("statistical", base, run))
+        changes = {c.key: "regression" for c in cmp.regressions}
+        assert changes.get("r/berry", "unchanged") == expected, turns
+        assert cmp.exit_code == (ExitCode.GATE_FAILED if turns == 0 else ExitCode.OK)

@@ -50,6 +50,14 @@ def classify(
     return "changed"
 
 
+def check_transition(before: str, after: str) -> Change:
+    """A check's strict change: pass -> fail gates, fail -> pass improves, n/a changes
+    nothing (the check did not apply on one side)."""
+    if before == after or "n/a" in (before, after):
+        return "unchanged"
+    return "regression" if after == "fail" else "improvement"
+
+
 def _rate_change(before: Counts, after: Counts, status: CaseStatus) -> Change | None:
     """A flaky case judged on its pass rates; None when one side has no scored run."""
     if not (known(before) and known(after)):

@@ -40,7 +40,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from evalctl.baselines.changes import Counts, classify, known, model_hash_change
+from evalctl.baselines.changes import (
+    Counts,
+    check_transition,
+    classify,
+    known,
+    model_hash_change,
+)
 from evalctl.baselines.comparison import (
     CaseChange,
     CheckChange,
@@ -89,9 +95,7 @@ class StrictRule:
         return classify(before, case.status, before_counts, case.pass_counts())
 
     def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange:
-        if before == check.status or "n/a" in (before, check.status):
-            return "unchanged"
-        return "regression" if check.status == "fail" else "improvement"
+        return check_transition(before, check.status)
 
     def evidence(self, key: str, check: str | None = None) -> Evidence | None:
         return None

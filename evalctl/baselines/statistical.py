@@ -14,6 +14,11 @@ are not independent, so the suite's check test takes each case's checks as one u
 Everything is decided when the rule is built, since the multiplicity control and the suite
 tests weigh the whole suite at once; `case_change` and `check_change` then look up the
 verdict, and `evidence` says what it rests on.
+
+A case no model answered (a `retrieval` suite's direct tool calls: no turn in any attempt)
+has no sampling noise to weigh: the same tool gives the same rows. Such cases are decided
+by the strict rule instead, so one broken retrieval case gates even against a one-sample
+baseline, and they enter no suite test.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalctl import gatestats
-from evalctl.baselines.changes import Change, Counts, classify
+from evalctl.baselines.changes import Change, Counts, check_transition, classify
 from evalctl.baselines.comparison import SuiteStats, SuiteTestReport
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
@@ -132,10 +137,11 @@ class StatisticalRule:
         check_strata: dict[str, dict[str, list[gatestats.Stratum]]] = defaultdict(dict)
         weighed_cases: dict[str, int] = defaultdict(int)
         weighed_checks: dict[str, int] = defaultdict(int)
+        self._model_free = {case.key for case in run.cases if _model_free(case)}
         for case in run.cases:
             expected = baseline.baselines.get(case.key)
             after = _run_counts(case)
-            if expected is None or after is None:
+            if expected is None or after is None or case.key in self._model_free:
                 continue
             suite = _suite_of(case.key)
             before = self._case_counts(baseline, case.key, expected)
@@ -194,6 +200,8 @@ class StatisticalRule:
     def case_change(
         self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
     ) -> GateChange:
+        if case.key in self._model_free:
+            return classify(before, case.status, before_counts, case.pass_counts())
         found = self._verdicts.get(case.key)
         if found is not None:
             return found[0].change
@@ -203,6 +211,8 @@ class StatisticalRule:
         return classify(before, case.status, before_counts, case.pass_counts())
 
     def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange:
+        if key in self._model_free:
+            return check_transition(before, check.status)
         found = self._verdicts.get(_check_key(key, check.name))
         return "unchanged" if found is None else found[0].change
 
@@ -221,6 +231,18 @@ class StatisticalRule:
             cause=verdict.cause,
             text=_describe(verdict, suite),
         )
+
+
+def _model_free(case: CaseResult) -> bool:
+    """Scored on tool calls no model asked for (a retrieval case): tools ran, yet no
+    attempt took a turn. Both are needed: a case that errored before its first turn also
+    took none."""
+    return (
+        case.status in ("pass", "fail")
+        and bool(case.tool_calls)
+        and bool(case.attempts)
+        and all(attempt.turns == 0 for attempt in case.attempts)
+    )
 
 
 def _flat(before: Counts, after: Counts) -> tuple[int, int, int, int]:

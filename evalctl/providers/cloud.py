@@ -1,4 +1,5 @@
-"""What the cloud providers (anthropic, gemini, openai) share: error classification, timings.
+"""What the cloud providers (anthropic, gemini, openai) share: error classification, timings,
+and sending texts to an embeddings endpoint in batches within one time budget.
 
 Classification (one table for every API, so the shared RetryPolicy sees the same thing):
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import email.utils
 import importlib
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from evalctl.chat import Timings
 from evalctl.errors import ProviderError, TransientProviderError
@@ -131,3 +132,28 @@ def timings(started: float, output_tokens: int, ttft_ms: float | None = None) ->
     total_s = time.monotonic() - started
     rate = output_tokens / total_s if total_s > 0 and output_tokens else None
     return Timings(ttft_ms=ttft_ms, total_ms=round(total_s * 1000, 3), tokens_per_s=rate)
+
+
+def embedding_batches(
+    provider: str, texts: Sequence[str], size: int, timeout: float
+) -> Iterator[tuple[list[str], float]]:
+    """`texts` in batches of at most `size` (an API's limit per request), each with the
+    seconds left of `timeout` for it; raises a transient error once none is left, naming
+    the texts not embedded."""
+    started = time.monotonic()
+    for start in range(0, len(texts), size):
+        remaining = timeout - (time.monotonic() - started)
+        if remaining <= 0:
+            raise TransientProviderError(
+                f"{provider}: no time left to embed texts {start} and on",
+                hint="embed fewer texts per call, or allow more time",
+            )
+        yield list(texts[start : start + size]), remaining
+
+
+def check_vector_count(provider: str, sent: int, got: int) -> None:
+    """A reply with a vector missing is a malformed one (transient, as every malformed body)."""
+    if got != sent:
+        raise TransientProviderError(
+            f"{provider}: {sent} texts sent for embedding, {got} vectors back"
+        )

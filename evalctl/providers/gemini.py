@@ -54,8 +54,10 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.embeddings import Embeddings
-from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
+from evalctl.errors import ProviderError, ProviderUnavailableError
 from evalctl.providers.cloud import (
+    check_vector_count,
+    embedding_batches,
     malformed_body,
     parse_retry_after,
     redaction_env,
@@ -269,23 +271,12 @@ class GeminiProvider:
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
         """One vector per text, in order, from `embed_content`."""
-        started = time.monotonic()
         vectors: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            remaining = timeout - (time.monotonic() - started)
-            if remaining <= 0:
-                raise TransientProviderError(
-                    f"{self.name}: no time left to embed texts {start} and on",
-                    hint="embed fewer texts per call, or allow more time",
-                )
-            batch = list(texts[start : start + EMBED_BATCH])
+        for batch, remaining in embedding_batches(self.name, texts, EMBED_BATCH, timeout):
             reply = self._embed_batch(batch, remaining)
             got = [list(e.values or []) for e in reply.embeddings or []]
-            if len(got) != len(batch) or not all(got):
-                raise TransientProviderError(
-                    f"{self.name}: {len(batch)} texts sent for embedding, "
-                    f"{sum(1 for v in got if v)} vectors back"
-                )
+            # An empty vector is a missing one.
+            check_vector_count(self.name, len(batch), sum(1 for v in got if v))
             vectors.extend(got)
         return Embeddings(vectors, self.embedding_model, None, None)
 

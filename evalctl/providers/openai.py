@@ -63,6 +63,8 @@ from evalctl.chat import (
 from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
 from evalctl.providers.cloud import (
+    check_vector_count,
+    embedding_batches,
     malformed_body,
     parse_retry_after,
     redaction_env,
@@ -245,24 +247,13 @@ class OpenAIProvider:
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
         """One vector per text, in order, from the embeddings endpoint."""
-        started = time.monotonic()
         vectors: list[list[float]] = []
         tokens: int | None = 0
         model = self.embedding_model
-        for start in range(0, len(texts), EMBED_BATCH):
-            remaining = timeout - (time.monotonic() - started)
-            if remaining <= 0:
-                raise TransientProviderError(
-                    f"{self.name}: no time left to embed texts {start} and on",
-                    hint="embed fewer texts per call, or allow more time",
-                )
-            batch = list(texts[start : start + EMBED_BATCH])
+        for batch, remaining in embedding_batches(self.name, texts, EMBED_BATCH, timeout):
             reply = self._embed_batch(batch, remaining)
             data = sorted(reply.data, key=lambda item: item.index)
-            if len(data) != len(batch):
-                raise TransientProviderError(
-                    f"{self.name}: {len(batch)} texts sent for embedding, {len(data)} vectors back"
-                )
+            check_vector_count(self.name, len(batch), len(data))
             vectors.extend([float(x) for x in item.embedding] for item in data)
             model = reply.model or model
             usage = reply.usage

@@ -381,6 +381,13 @@ def test_a_matrix_refuses_one_run_flags_and_an_unavailable_provider_before_runni
     )
     assert no_script.code == 2
     assert "--script" in no_script.err and "cell scripted" in no_script.err
+    # The flags every run checks hold for a matrix too (they were once skipped for one).
+    both = run_cli(
+        capsys,
+        *("run", "--provider", "scripted", "--provider", "openai"),
+        *("--cases", str(echo_suite), "--samples", "3", "--repeats", "2", "--no-progress"),
+    )
+    assert both.code == 2 and "--samples" in both.err
 
 
 def test_the_documented_two_model_matrix_runs(

@@ -196,29 +196,9 @@ def run(
 
     exclusive = (resume, shard, junit, markdown, restart_per_case)
     plan = matrix_plan(provider or [], model or [], exclusive)
-    if plan is not None:
-        cells, _ = plan
-        request = _new_request(
-            None,
-            None,
-            suite,
-            case,
-            feature,
-            meta,
-            script,
-            cases,
-            out,
-            repeats,
-            concurrency,
-            timeout,
-            progress and not as_json,
-        )
-        _sampling_flags(request, None, temperature, seed, samples)
-        request.judge_cache = judge_cache
-        request.tools_exec = not no_tools_exec
-        return run_matrix(request, cells, as_json)
-    provider_name = provider[0] if provider else None
-    model_name = model[0] if model else None
+    # A matrix's cells name their own provider and model.
+    provider_name = provider[0] if provider and plan is None else None
+    model_name = model[0] if model and plan is None else None
 
     if markdown == MARKDOWN_STDOUT and as_json:
         raise BadInputError("cannot print Markdown and --json together", field="--markdown")
@@ -277,6 +257,8 @@ def run(
     _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache
     request.tools_exec = not no_tools_exec
+    if plan is not None:
+        return run_matrix(request, plan[0], as_json)
     if request.provider == "all":
         return _run_all_providers(request, as_json, exclusive=exclusive)
     # Imported on use so `evalctl --help` does not load the runner.

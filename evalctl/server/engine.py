@@ -2,6 +2,10 @@
 
 A `Llama` instance is not thread-safe (concurrent use ended in GGML_ASSERT and SIGSEGV),
 so every request holds `_lock` from prompt evaluation to its last token, streamed or not.
+Whoever holds the lock, the llama.cpp calls themselves (load, generation, embeddings) all
+run on one thread of the engine's own (evalctl.server.native_thread): called from many
+threads, llama.cpp's OpenMP workers stopped spinning and generation lost a third of its
+speed.
 Generation runs token by token through `Llama.generate`, which lets the engine count
 tokens exactly, stop on a deadline, a cancelled RPC or a degenerate loop between two
 tokens, and stream deltas without re-detokenizing the whole reply at every step.
@@ -42,6 +46,7 @@ from evalctl.server.embedding import (
     EmbedResult,
     EmbedTimeoutError,
 )
+from evalctl.server.native_thread import NativeThread
 from evalctl.server.prompt import (
     CHATML_TEMPLATE,
     BadRequestError,
@@ -120,6 +125,7 @@ class Engine:
         self._grammars: OrderedDict[str, Any] = OrderedDict()
         self._is_eog: Callable[[int], bool] = lambda _token: False
         self.speed = SpeedMeter()
+        self._native = NativeThread(f"llama-{config.model_name}"[:15])
         # Opened on the first embed() (evalctl.server.embedding), under `_lock`.
         self._embedder: EmbeddingContext | None = None
 
@@ -159,6 +165,9 @@ class Engine:
         return self.config.n_threads_batch or self.config.n_threads or 0
 
     def load(self) -> None:
+        self._native.run(self._load)
+
+    def _load(self) -> None:
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -216,21 +225,26 @@ class Engine:
         if not self._lock.acquire(timeout=timeout):
             return False
         try:
-            if self._llm is not None:
-                self._llm.close()
-                self._llm = None
-            if self._embedder is not None:
-                self._embedder.close()
-                self._embedder = None
+            self._native.run(self._free)
         finally:
             self._lock.release()
+        self._native.stop()
         return True
+
+    def _free(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
 
     def reset_cache(self) -> None:
         """Forget the KV cache, so the next request starts cold (tests and benchmarks)."""
         with self._lock:
-            if self._llm is not None:
-                self._llm.reset()
+            llm = self._llm
+            if llm is not None:
+                self._native.run(llm.reset)
 
     def plan(self, request: CompletionRequest) -> Plan:
         if self._builder is None:
@@ -259,7 +273,9 @@ class Engine:
             # Queued behind other requests for the whole budget: nothing was generated.
             return self._result(plan, "", [], "timeout", Usage(), arrived, None, None, arrived)
         try:
-            return self._generate(request, plan, arrived, deadline, cancel, on_delta)
+            return self._native.run(
+                lambda: self._generate(request, plan, arrived, deadline, cancel, on_delta)
+            )
         finally:
             self._lock.release()
 
@@ -288,7 +304,10 @@ class Engine:
                     n_threads_batch=self.n_threads_batch,
                     n_gpu_layers=self.config.n_gpu_layers,
                 )
-            result = self._embedder.embed(model, texts, deadline=deadline, cancel=cancel)
+            embedder = self._embedder
+            result = self._native.run(
+                lambda: embedder.embed(model, texts, deadline=deadline, cancel=cancel)
+            )
             return replace(result, queue_ms=(time.monotonic() - arrived) * 1000 - result.run_ms)
         finally:
             self._lock.release()

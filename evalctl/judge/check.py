@@ -21,17 +21,17 @@ so a reply script can answer two judges of one case differently.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evalctl.cases.schema import AssertionSpec, Case
+from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
 from evalctl.chat import Role
 from evalctl.providers.registry import SPECS
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext, Transcript
 from evalctl.scoring.judging import GradeRequest, Judgement
+from evalctl.scoring.score import declared_names
 
 CHECK_NAME = "judge"
 
@@ -68,24 +68,15 @@ class JudgeParams(BaseModel):
         return value
 
 
-def judge_checks(case: Case) -> list[tuple[AssertionSpec, str]]:
-    """The case's judge assertions, each with the name its result carries: its own name, with
-    `#2`, `#3` for a repeat of one (as evalctl.scoring.score names them)."""
-    seen: Counter[str] = Counter()
-    named = []
-    for spec in case.assertions:
-        seen[spec.name] += 1
-        if spec.type == CHECK_NAME:
-            count = seen[spec.name]
-            named.append((spec, spec.name if count == 1 else f"{spec.name} #{count}"))
-    return named
-
-
-def _check_name(params: JudgeParams, case: Case) -> str | None:
-    # evaluate() is handed the very params object the case's assertion holds, and not its
-    # name: identity finds the assertion. A kind's named check that delegates to this type
-    # (params of its own) is no assertion, and its request stays the case's plain `#judge`.
-    return next((name for spec, name in judge_checks(case) if spec.params is params), None)
+def judge_checks(suite: SuiteTable, case: Case) -> list[tuple[AssertionSpec, str]]:
+    """The case's judge assertions, each with the name its result carries
+    (evalctl.scoring.score.declared_names)."""
+    names = declared_names(suite, case)[-len(case.assertions) :] if case.assertions else []
+    return [
+        (spec, name)
+        for spec, name in zip(case.assertions, names, strict=True)
+        if spec.type == CHECK_NAME
+    ]
 
 
 def case_input(transcript: Transcript) -> str:
@@ -142,7 +133,9 @@ class JudgeCheck:
                 provider=params.provider,
                 model=params.model,
                 graded=threshold is not None,
-                check_name=_check_name(params, ctx.case),
+                # A kind's named check that delegates to this type is no assertion: its
+                # request stays the case's plain `#judge`.
+                check_name=ctx.check_name,
             )
         )
         actual: dict[str, Any] = {"judge": f"{judgement.provider}/{judgement.model}"}

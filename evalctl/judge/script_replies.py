@@ -53,7 +53,7 @@ def _unanswered(
     problems = []
     for suite in suites:
         for case in suite.cases:
-            for spec, name in judge_checks(case):
+            for spec, name in judge_checks(suite.table, case):
                 assert isinstance(spec.params, JudgeParams)
                 if (spec.params.provider or judge_provider or SCRIPTED) != SCRIPTED:
                     continue
@@ -84,10 +84,10 @@ def _misaddressed(script: Script, path: Path, suites: Sequence[Suite]) -> list[B
         kind, colon, name = side.partition(":")
         if hash_sign + kind != JUDGE_TAG_SUFFIX or not colon:
             continue
-        cases = [c for s in suites for c in s.cases if head in (c.key, c.id)]
+        cases = [(s.table, c) for s in suites for c in s.cases if head in (c.key, c.id)]
         if not cases:
             continue  # a key matching no case at all is reported on its own
-        names = sorted({n for c in cases for _, n in judge_checks(c)})
+        names = sorted({n for table, c in cases for _, n in judge_checks(table, c)})
         if name not in names:
             known = ", ".join(map(repr, names)) or "none"
             problems.append(

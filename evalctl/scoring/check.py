@@ -73,6 +73,9 @@ class ScoringContext:
     # The attempt's estimated cost (evalctl.cost); None where the provider is not billed or
     # the model has no price.
     cost_usd: float | None = None
+    # The name this check's result carries (a declared assertion's, `... #2` for a second of
+    # one name: evalctl.scoring.score.declared_names); None for a kind's named checks.
+    check_name: str | None = None
     # The run's embedding provider, for `similar`; None outside a run or where it has none.
     embedder: Embedder | None = None
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from evalctl.cases.schema import Case, SuiteTable
 from evalctl.json_schema import validation_errors
 from evalctl.results.models import CheckResult
 from evalctl.scoring.answer import Answer
@@ -147,30 +148,47 @@ def kind_results(
     return results
 
 
+def declared_names(suite: SuiteTable, case: Case) -> list[str]:
+    """The names the declared checks' results carry, in order: `output_schema` when the
+    suite has one, then each assertion's, the second of one name `... #2` (results key
+    checks by name). A check learns its own as `ctx.check_name`; the judge addresses its
+    request with it, so a reply script can answer two judges of one case differently."""
+    names = [OUTPUT_SCHEMA_CHECK] if suite.output_schema is not None else []
+    names += [spec.name for spec in case.assertions]
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        unique.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return unique
+
+
 def declared_results(
     ctx: ScoringContext, lookup: CheckLookup, bounds: CheckBounds | None = None
 ) -> list[CheckResult]:
     """The checks the suite file declares: `output_schema`, then each assertion."""
     bounds = bounds or CheckBounds()
+    names = iter(declared_names(ctx.suite, ctx.case))
     results: list[CheckResult] = []
     if ctx.suite.output_schema is not None:
-        results.append(schema_result(ctx.suite.output_schema, ctx.answer, OUTPUT_SCHEMA_CHECK))
-    for spec in ctx.case.assertions:
+        results.append(schema_result(ctx.suite.output_schema, ctx.answer, next(names)))
+    for spec, name in zip(ctx.case.assertions, names, strict=True):
         check = lookup(spec.type)
         if check is None:  # the loader checked; a plugin can only vanish between processes
             results.append(
                 CheckResult(
-                    name=spec.name, status="fail", message=f"unknown assertion type {spec.type!r}"
+                    name=name, status="fail", message=f"unknown assertion type {spec.type!r}"
                 )
             )
             continue
-        result = evaluate(check, spec.params, ctx, bounds.plugin_of(spec.type), bounds)
-        result.name = spec.name
+        own = replace(ctx, check_name=name)
+        result = evaluate(check, spec.params, own, bounds.plugin_of(spec.type), bounds)
+        result.name = name
         result.weight = None if spec.weight == 1.0 else spec.weight
         if not result.passed and not result.message:
             result.message = "failed"  # every failure says why; a plugin may forget to
         results.append(result)
-    return _unique_names(results)
+    return results
 
 
 def score_case(
@@ -181,14 +199,3 @@ def score_case(
 ) -> list[CheckResult]:
     """Every check of the case, in report order (the module docstring)."""
     return kind_results(ctx, kind_checks, bounds) + declared_results(ctx, lookup, bounds)
-
-
-def _unique_names(results: list[CheckResult]) -> list[CheckResult]:
-    """Two `contains` checks on one text: the second is `... #2`, since results key checks
-    by name."""
-    seen: dict[str, int] = {}
-    for result in results:
-        seen[result.name] = seen.get(result.name, 0) + 1
-        if seen[result.name] > 1:
-            result.name = f"{result.name} #{seen[result.name]}"
-    return results

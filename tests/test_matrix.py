@@ -265,6 +265,8 @@ output_per_mtok = 2000.0
     polite = json.loads((out / "openai-m1-polite" / "results.json").read_text())
     first_turn = polite["cases"][0]["transcript"][0]["sent"]
     assert first_turn[-1]["content"] == "Please, say hello. Thank you."
+    # ... and the cell's results name their variant on their own, without matrix.json.
+    assert polite["settings"]["prompt_template"] == "Please, {{ prompt }}. Thank you."
     index = json.loads((out / "matrix.json").read_text())
     assert index["cells"][1]["prompt_template"] == "Please, {{ prompt }}. Thank you."
     # A priced model's cost, to two significant digits however small.

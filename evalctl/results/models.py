@@ -308,6 +308,9 @@ class RunSettings(_Strict):
     cooldown_s: float = 0.0
     # Per suite, the metric gates its `[suite.gate]` asked for; a suite without one is absent.
     gates: dict[str, SuiteGate] = Field(default_factory=dict)
+    # A matrix cell's prompt variant, the template each case's prompt was wrapped in
+    # (evalctl.runner.prompt_variant); None: the prompts went as the cases build them.
+    prompt_template: str | None = None
 
     @field_validator("max_tokens", mode="before")
     @classmethod

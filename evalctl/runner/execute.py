@@ -370,6 +370,7 @@ def _header(
             ),
             restart_per_case=request.restart_per_case,
             cooldown_s=request.cooldown_s if request.restart_per_case else 0.0,
+            prompt_template=request.prompt_template,
         ),
         environment=environment.capture(),
     )

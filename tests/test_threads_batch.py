@@ -1,7 +1,6 @@
 """Prompt-evaluation threads (`threads_batch`) apart from generation's: where the count comes
-from (flag, environment, evalctl.toml), that unset it is generation's count capped at
-PROMPT_THREADS_CAP, and that the daemon reports, and a run records, what llama.cpp really
-used."""
+from (flag, environment, evalctl.toml), that unset it is generation's count, and that the
+daemon reports, and a run records, what llama.cpp really used."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ from evalctl.providers.local import LocalProvider
 from evalctl.results.platform import Platform, platform_diff
 from evalctl.server.engine import Engine, EngineConfig
 from evalctl.server.options import DaemonOptions, parse_argv
-from evalctl.server.threads import PROMPT_THREADS_CAP, default_threads_batch
 from tests.local_helpers import embedded_model, make_provider, reap_daemons  # noqa: F401
 
 VARS = ("EVALCTL_LOCAL_THREADS", "EVALCTL_LOCAL_THREADS_BATCH")
@@ -55,7 +53,7 @@ def test_the_environment_wins_over_evalctl_toml(base_env: dict[str, str]) -> Non
         assert default.manager.spec.n_threads_batch is None  # as many as generation
         # Recorded before the daemon starts too: unset, it is generation's count.
         assert default.run_settings()["threads_batch"] == 3
-        assert default.run_settings()["threads_batch_from"] == "default: threads, at most 4"
+        assert default.run_settings()["threads_batch_from"] == "default: threads"
         assert from_env.run_settings()["threads_batch_from"] == "setting"
     finally:
         for provider in (from_toml, from_env, default):
@@ -110,20 +108,3 @@ def test_the_daemon_reports_and_the_run_records_the_prompt_threads(
     finally:
         provider.stop_daemon(grace_s=2)
         provider.close()
-
-
-def test_prompt_threads_default_to_generations_capped() -> None:
-    # The 16-core measurement: prompts ran faster on few threads while generation wanted many.
-    assert [default_threads_batch(n) for n in (1, 2, 4, 8, 16)] == [1, 2, 4, 4, 4]
-    assert default_threads_batch(PROMPT_THREADS_CAP + 12) == PROMPT_THREADS_CAP
-
-
-@pytest.mark.model
-def test_an_unset_prompt_count_is_capped_while_generation_keeps_its_own() -> None:
-    model = embedded_model()
-    engine = Engine(EngineConfig(model.path, model.name, n_threads=6))
-    engine.load()
-    try:
-        assert (engine.n_threads, engine.n_threads_batch) == (6, PROMPT_THREADS_CAP)
-    finally:
-        engine.close()

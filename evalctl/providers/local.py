@@ -46,7 +46,7 @@ from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, ver
 from evalctl.providers.base import Speed
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
-from evalctl.server.threads import PROMPT_THREADS_CAP, default_threads, default_threads_batch
+from evalctl.server.threads import default_threads, default_threads_batch
 
 # The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
 # own "timeout" reply (with the partial output) normally arrives first.
@@ -239,11 +239,9 @@ class LocalProvider:
             "threads_from": "setting"
             if chosen
             else "default: physical cores in affinity, less busy ones",
-            # Prompt evaluation's threads; unset, generation's count capped.
+            # Prompt evaluation's threads; unset, generation's count.
             "threads_batch": batch,
-            "threads_batch_from": "setting"
-            if self._spec.n_threads_batch
-            else f"default: threads, at most {PROMPT_THREADS_CAP}",
+            "threads_batch_from": "setting" if self._spec.n_threads_batch else "default: threads",
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
             # Layers really offloaded, as the daemon reports them (None: not started).

@@ -184,7 +184,7 @@ class Engine:
         # other work keeps busy, where ggml's busy-waiting threads stall each other. Prompt
         # evaluation is a batched matrix product that scales differently with cores (on a
         # 16-core Xeon a prompt-heavy suite ran faster on 2 threads than on 16), so it has a
-        # count of its own; unset, generation's capped (evalctl.server.threads).
+        # count of its own (evalctl.server.threads).
         threads = self.config.n_threads or default_threads()
         kwargs["n_threads"] = threads
         kwargs["n_threads_batch"] = self.config.n_threads_batch or default_threads_batch(threads)

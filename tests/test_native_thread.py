@@ -41,6 +41,9 @@ def test_an_exception_reaches_the_caller_and_a_call_from_the_thread_runs_at_once
     # on itself.
     assert native.run(lambda: native.run(lambda: 42)) == 42
     native.stop()
+    # After the stop a call is refused at once, never left waiting behind it.
+    with pytest.raises(RuntimeError, match="closed"):
+        native.run(lambda: 1)
 
 
 @pytest.mark.model
@@ -64,3 +67,13 @@ def test_an_engine_generates_on_one_thread_whichever_thread_asks() -> None:
         assert generating.isdisjoint({threading.get_ident(), other.ident})
     finally:
         engine.close()
+
+
+@pytest.mark.model
+def test_closing_an_engine_twice_is_harmless_and_a_closed_engine_refuses_work() -> None:
+    model = embedded_model()
+    engine = Engine(EngineConfig(model.path, model.name, n_threads=THREADS))
+    engine.load()
+    assert engine.close() and engine.close()
+    with pytest.raises(RuntimeError):
+        engine.load()

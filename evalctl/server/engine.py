@@ -225,7 +225,9 @@ class Engine:
         if not self._lock.acquire(timeout=timeout):
             return False
         try:
-            self._native.run(self._free)
+            # A second close has nothing left to free (and the thread has stopped).
+            if self._llm is not None or self._embedder is not None:
+                self._native.run(self._free)
         finally:
             self._lock.release()
         self._native.stop()

@@ -32,6 +32,10 @@ class NativeThread:
 
     def __init__(self, name: str) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Guards `_stopped` with the queue, so no job is ever queued behind the stop (its
+        # caller would wait forever).
+        self._guard = threading.Lock()
+        self._stopped = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
@@ -40,15 +44,19 @@ class NativeThread:
         that completes a request, say)."""
         if threading.current_thread() is self._thread:
             return fn()
-        if not self._thread.is_alive():
-            raise RuntimeError("the engine's thread has stopped")
         future: Future[T] = Future()
-        self._jobs.put((fn, future))
+        with self._guard:
+            if self._stopped:
+                raise RuntimeError("the engine is closed")
+            self._jobs.put((fn, future))
         return future.result()
 
     def stop(self) -> None:
-        """End the thread once the jobs already queued have run."""
-        self._jobs.put(None)
+        """End the thread once the jobs already queued have run; later calls raise."""
+        with self._guard:
+            if not self._stopped:
+                self._stopped = True
+                self._jobs.put(None)
 
     def _serve(self) -> None:
         while True:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from evalctl.config import load_settings
+from evalctl.config import Settings, load_settings
 from evalctl.providers.local import LocalProvider
 from evalctl.providers.local_engine import describe
 from evalctl.server import hardware
@@ -31,8 +31,14 @@ def test_backends_are_the_named_entries_of_system_info_in_order() -> None:
     assert hardware.backends("") == []
 
 
+def _settings() -> Settings:
+    """Defaults, in the test's own EVALCTL_HOME: a daemon left running in the user's home
+    would otherwise answer for the local engine."""
+    return load_settings(env={"EVALCTL_HOME": os.environ["EVALCTL_HOME"]})
+
+
 def test_without_a_daemon_the_build_and_its_offload_are_shown() -> None:
-    text = describe(load_settings(env={}), env={})
+    text = describe(_settings(), env={})
     build = hardware.backends(hardware.system_info())
     assert text.startswith(f"backend {', '.join(build)};")
     if hardware.gpu_offload_supported():
@@ -56,7 +62,7 @@ def test_an_offloading_build_shows_the_layers_asked_for(
 ) -> None:
     # As a CUDA or Metal build answers; this machine's build may not offload.
     monkeypatch.setattr(hardware, "gpu_offload_supported", lambda: True)
-    settings = load_settings(env={})
+    settings = _settings()
     settings.local_gpu_layers = toml
     assert describe(settings, env).endswith(expected)
 

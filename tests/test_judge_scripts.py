@@ -135,12 +135,27 @@ def test_validate_names_every_unanswered_judge_of_a_script_with_none(
     code, err = validate(capsys, suite, script)
     assert code == 2
     assert "'facts'" in err and "'judge'" in err and "'tone'" not in err
-    # And `run` on the same script is what validate spares you: the case cannot be judged.
+    # `run` refuses the same script before its first case, as validate does (it once ran
+    # every case and ended each judged one in error, exit 3).
+    out = tmp_path / "out"
     run = run_cli(
         capsys, "run", "--provider", "scripted", "--script", str(script), "--cases", str(suite),
-        "--out", str(tmp_path / "out"), "--no-progress",
+        "--out", str(out), "--no-progress",
     )  # fmt: skip
-    assert run.code == 3
+    assert run.code == 2 and "Traceback" not in run.err
+    assert "replies.toml" in run.err and "support/refund" in run.err
+    assert "1 more judge check(s) lack replies" in run.err
+    assert not (out / "results.json").exists()
+    # With the script's judge replies, the same run goes ahead.
+    answered = reply_script(
+        tmp_path / "answered.toml", {"support/refund#judge": f"content = {verdict('pass')}"}
+    )
+    went_ahead = run_cli(
+        capsys, "run", "--provider", "scripted", "--script", str(answered), "--cases", str(suite),
+        "--out", str(tmp_path / "ok"), "--no-progress",
+    )  # fmt: skip
+    # It ran its case (which errs only on `tone`, graded by an openai judge with no key here).
+    assert went_ahead.code == 3 and (tmp_path / "ok" / "results.json").exists()
 
 
 def test_a_default_reply_answers_a_judge_only_as_a_verdict(

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 
+from evalctl.cases.schema import Suite
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.cost import estimate_run_cost
-from evalctl.errors import EvalctlError
+from evalctl.errors import BadInputError, EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
@@ -141,6 +144,17 @@ class Judge:
             outcome.verdict, outcome.score = reading.verdict, reading.score
             outcome.reason = redact(reading.reason, self._env)
         return outcome
+
+    def script_problems(self, script: Path, suites: Sequence[Suite]) -> list[BadInputError]:
+        """The judge assertions of `suites` a scripted run's reply script leaves unanswered
+        (evalctl.judge.script_replies), so the run refuses it before its first case, as
+        `cases validate --script` does, instead of ending each judged case in `error`."""
+        from evalctl.judge.script_replies import judge_reply_problems
+        from evalctl.providers.scripted import load_script
+
+        return judge_reply_problems(
+            load_script(script), script, suites, self._settings.judge.provider
+        )
 
     def close(self) -> None:
         with self._lock:

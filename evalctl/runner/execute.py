@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -131,6 +132,24 @@ def _setups(
     return setups
 
 
+def _refuse_unanswered_judges(
+    judge: JudgeService | None, script: Path, suites: list[Suite]
+) -> None:
+    """A reply script without replies for the run's judge assertions is bad input: refused
+    before any case runs, as `cases validate --script` refuses it."""
+    check = getattr(judge, "script_problems", None)
+    problems = check(script, suites) if callable(check) else []
+    if problems:
+        first = problems[0]
+        more = len(problems) - 1
+        if more:
+            first.hint = (
+                f"{more} more judge check(s) lack replies: "
+                f"`evalctl cases validate --script {script}` lists them all"
+            )
+        raise first
+
+
 def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None:
     """The scripted provider with no replies, for `--provider scripted` without `--script`
     where every suite is of a model-free kind (one with `direct_calls`, as `retrieval`):
@@ -201,6 +220,8 @@ def execute_run(
         judge = make_judge(
             JudgeSetup(settings, env, provider, options, retry, cache=request.judge_cache)
         )
+        if request.script is not None and provider.name == "scripted":
+            _refuse_unanswered_judges(judge, request.script, suites)
         # Only a selection narrows the scope (--suite, or the configured default suites;
         # --case and --shard are recorded on their own). Paths given with --cases do not:
         # a suite file deleted from them since the baseline must gate as orphaned.

@@ -2,10 +2,11 @@
 
 `evalctl cases validate --script` asks, and so does `run --script` before its first case
 (through the judge's `script_problems`), so that a script without judge replies fails at
-once (exit 2, naming the case and the check) rather than every judged case ending in error. A judge assertion is answered by the script when its addressed key
+once (exit 2, naming the case and the check) rather than every judged case ending in
+error. A judge assertion is answered by the script when its addressed key
 (`suite/id#judge:<check name>`, or the bare id's) or its case's plain `#judge` key has
-replies, or else when the script's `default` reply is itself a verdict the judge would accept
-(with a score, for a graded one). Judges the script never sees are skipped: those with their
+replies, or else when the script's `default` reply is itself a verdict the judge would
+accept (with a score, for a graded one). Judges the script never sees are skipped: those with their
 own `provider`, or all of them when evalctl.toml's `[judge]` names one other than `scripted`.
 
 An addressed key whose check name is no judge assertion of its case is a problem too: the

@@ -46,7 +46,7 @@ from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, ver
 from evalctl.providers.base import Speed
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
-from evalctl.server.threads import default_threads, default_threads_batch
+from evalctl.server.threads import default_threads
 
 # The RPC deadline exceeds the generation timeout the daemon enforces, so that the daemon's
 # own "timeout" reply (with the partial output) normally arrives first.
@@ -211,7 +211,7 @@ class LocalProvider:
         threads = self._threads or self._spec.n_threads or default_threads()
         info: dict[str, Any] = {
             "threads": threads,
-            "threads_batch": self._spec.n_threads_batch or default_threads_batch(threads),
+            "threads_batch": self._spec.n_threads_batch or threads,
         }
         if status is not None and status.running:
             info.update(
@@ -232,7 +232,7 @@ class LocalProvider:
         threads = self._threads or chosen or default_threads()
         status = self._status
         batch = (status.n_threads_batch if status is not None else 0) or (
-            self._spec.n_threads_batch or default_threads_batch(threads)
+            self._spec.n_threads_batch or threads
         )
         return {
             "threads": threads,

@@ -56,7 +56,7 @@ from evalctl.server.prompt import (
 )
 from evalctl.server.repetition import RepetitionDetector
 from evalctl.server.speed import SpeedMeter
-from evalctl.server.threads import default_threads, default_threads_batch
+from evalctl.server.threads import default_threads
 
 # Sampling: top-k and min-p are llama-cpp-python's chat defaults; top_p, the temperature and
 # the seed come with each request. At temperature 0 llama.cpp samples greedily and none of
@@ -187,7 +187,7 @@ class Engine:
         # count of its own (evalctl.server.threads).
         threads = self.config.n_threads or default_threads()
         kwargs["n_threads"] = threads
-        kwargs["n_threads_batch"] = self.config.n_threads_batch or default_threads_batch(threads)
+        kwargs["n_threads_batch"] = self.config.n_threads_batch or threads
         llm = llama_cpp.Llama(**kwargs)
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         eos_id, bos_id = llm.token_eos(), llm.token_bos()

@@ -16,14 +16,15 @@ seconds ago (a benchmark's previous step, a build), and would give an idle machi
 thread. An idle machine keeps every core. An explicit count (EVALCTL_LOCAL_THREADS,
 `local_threads`, `--threads`) is used as given.
 
-Prompt evaluation (`n_threads_batch`) has its own setting and its own default, chosen from
-what was measured (docs/hardware.md, "Threads"): on the 2-core machine 2 threads were best
-for prompts (282 tok/s against 145 at 1) as for generation (122 against 75), so the default
-is generation's count. A 16-core Xeon once ran a prompt-heavy suite faster at 2 threads
-than at 16, which suggested fewer threads for prompts; that run predates the engine's
-one calling thread (evalctl.server.native_thread), when every thread that had called
-llama.cpp kept its own idle team of OpenMP workers, a cost that grows with the count. It is
-to be measured again there with `benchmarks/bench_threads.py` before it sets a default.
+Prompt evaluation (`n_threads_batch`) has its own setting; unset, it takes generation's
+count (the engine's `n_threads_batch or threads`), as measured (docs/hardware.md, "Threads"):
+on the 2-core machine 2 threads were best for prompts (282 tok/s against 145 at 1) as for
+generation (122 against 75). A 16-core Xeon once ran a prompt-heavy suite faster at 2
+threads than at 16, which suggested fewer threads for prompts; that run predates the
+engine's one calling thread (evalctl.server.native_thread), when every thread that had
+called llama.cpp kept its own idle team of OpenMP workers, a cost that grows with the
+count. It is to be measured again there with `benchmarks/bench_threads.py` before it sets
+a default.
 """
 
 from __future__ import annotations
@@ -104,8 +105,3 @@ def available_cores() -> int:
 def default_threads() -> int:
     """The available cores less the busy ones, at least 1."""
     return max(1, available_cores() - busy_cores())
-
-
-def default_threads_batch(threads: int) -> int:
-    """Prompt evaluation's default count, given generation's: the same (module docstring)."""
-    return max(1, threads)

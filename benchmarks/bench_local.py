@@ -60,7 +60,9 @@ SCHEMA = {
 TIMEOUT_S = 600.0
 
 
-def _in_process(llm: Any, prompt: str, max_tokens: int, schema: dict[str, Any] | None) -> Any:
+def in_process_chat(
+    llm: Any, prompt: str, max_tokens: int, schema: dict[str, Any] | None = None
+) -> Any:
     """(tokens, wall seconds) of one plain, non-streamed chat completion: the fastest way to
     use llama-cpp-python, and exact token counts from its usage."""
     llm.reset()
@@ -106,7 +108,7 @@ def _format(schema: dict[str, Any] | None) -> dict[str, Any]:
     return {"response_format": {"type": "json_object", "schema": schema}}
 
 
-def _daemon(provider: LocalProvider, prompt: str, max_tokens: int, schema: Any) -> Any:
+def provider_chat(provider: LocalProvider, prompt: str, max_tokens: int, schema: Any = None) -> Any:
     """(tokens, wall seconds, decode tokens/s) through the provider, gRPC included."""
     request = CompletionRequest(
         messages=[Message.user(prompt)], max_tokens=max_tokens, json_schema=schema
@@ -173,20 +175,20 @@ def main() -> None:
     llms = {n: _llama(llama_cpp, model.path, spec.n_ctx, n) for n in candidates}
     try:
         # Warm every configuration (first-call allocations, page cache), untimed.
-        _daemon(provider, "Hi", 8, None)
+        provider_chat(provider, "Hi", 8, None)
         # The daemon picks its count when it starts (evalctl.server.threads): read it back,
         # so the ratio at "the default threads" compares like with like.
         daemon_threads = provider.status().n_threads or daemon_threads
         for llm in llms.values():
-            _in_process(llm, "Hi", 8, None)
+            in_process_chat(llm, "Hi", 8, None)
         local_tok = local_s = 0.0
         inproc = {n: [0.0, 0.0] for n in llms}
         for _ in range(args.rounds):
             for prompt in PROMPTS:
-                t, s, _ = _daemon(provider, prompt, args.max_tokens, None)
+                t, s, _ = provider_chat(provider, prompt, args.max_tokens, None)
                 local_tok, local_s = local_tok + t, local_s + s
                 for n, llm in llms.items():
-                    t, s = _in_process(llm, prompt, args.max_tokens, None)
+                    t, s = in_process_chat(llm, prompt, args.max_tokens, None)
                     inproc[n][0] += t
                     inproc[n][1] += s
         rates = {n: tok / secs for n, (tok, secs) in inproc.items()}
@@ -201,7 +203,7 @@ def main() -> None:
                 ("iu", "inproc", None),
             ):
                 if fn == "daemon":
-                    _, _, rate = _daemon(provider, SCHEMA_PROMPT, args.max_tokens, schema)
+                    _, _, rate = provider_chat(provider, SCHEMA_PROMPT, args.max_tokens, schema)
                 else:
                     rate = _in_process_decode_rate(llm, SCHEMA_PROMPT, args.max_tokens, schema)
                 if rate:

@@ -32,11 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalctl.chat import CompletionRequest, Message
+from benchmarks.bench_local import PROMPTS as CHAT_PROMPTS
+from benchmarks.bench_local import in_process_chat, provider_chat
 from evalctl.config import load_settings
 from evalctl.modelfiles.manifest import resolve, verify
 from evalctl.providers.local import LocalProvider
-from evalctl.server.engine import REPEAT_PENALTY_TEXT
 from evalctl.server.threads import allowed_cpus, default_threads
 
 # Filler for the prompt-evaluation figure: plain prose, repeated up to --prompt-tokens.
@@ -45,13 +45,6 @@ PROSE = (
     "the platform it targets. A reviewer reads them to decide which download suits a machine, "
     "and a script reads them to verify what it fetched. "
 )
-CHAT_PROMPTS = [
-    "Write a short story about a lighthouse keeper who finds a message in a bottle.",
-    "Explain how a bicycle gear system works, step by step.",
-    "List ten ideas for a weekend trip and describe each in a sentence.",
-    "Describe the water cycle to a ten-year-old.",
-]
-TIMEOUT_S = 600.0
 
 
 def _counts(text: str | None, default: int) -> list[int]:
@@ -85,27 +78,6 @@ def _gen_rate(llm: Any, prompt: list[int], count: int) -> float:
     return (made - 1) / (last - first) if last > first else float("nan")
 
 
-def _in_process_chat(llm: Any, prompt: str, max_tokens: int) -> tuple[int, float]:
-    """(tokens, wall seconds) of one greedy chat completion from an empty cache."""
-    llm.reset()
-    started = time.perf_counter()
-    reply = llm.create_chat_completion(
-        messages=[{"role": "user", "content": prompt}],
-        max_tokens=max_tokens,
-        temperature=0.0,
-        seed=0,
-        repeat_penalty=REPEAT_PENALTY_TEXT,
-    )
-    return reply["usage"]["completion_tokens"], time.perf_counter() - started
-
-
-def _provider_chat(provider: LocalProvider, prompt: str, max_tokens: int) -> tuple[int, float]:
-    request = CompletionRequest(messages=[Message.user(prompt)], max_tokens=max_tokens)
-    started = time.perf_counter()
-    response = provider.complete(request, timeout=TIMEOUT_S)
-    return response.usage.output_tokens, time.perf_counter() - started
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", default=None, help="comma-separated counts to measure")
@@ -130,34 +102,30 @@ def main() -> None:
         f"(allowed {len(allowed_cpus())}), counts {counts}, load avg {os.getloadavg()[0]:.2f}"
     )
 
-    def llama(threads: int) -> Any:
+    def llama(threads: int, threads_batch: int | None = None) -> Any:
         return llama_cpp.Llama(
             model_path=str(model.path),
             n_ctx=max(4096, args.prompt_tokens + args.gen_tokens + 16),
             seed=0,
             verbose=False,
             n_threads=threads,
-            n_threads_batch=threads,
+            n_threads_batch=threads_batch or threads,
         )
 
     # The daemon first: it picks its own counts when it starts (the busy-core rule reads the
     # machine then), and the in-process side of the ratio must run at exactly those counts,
     # not at a default this process computed at another moment.
     provider = LocalProvider(settings, model, sha, idle_timeout_s=600)
-    _provider_chat(provider, "Hi", 8)
+    provider_chat(provider, "Hi", 8)
     started = provider.status()
     daemon_counts = (started.n_threads, started.n_threads_batch)
     print(f"daemon's default counts: generation {daemon_counts[0]}, prompt {daemon_counts[1]}")
     counts = sorted(set(counts) | set(daemon_counts))
     llms = {n: llama(n) for n in counts}
-    same = llama_cpp.Llama(
-        model_path=str(model.path),
-        n_ctx=4096,
-        seed=0,
-        verbose=False,
-        n_threads=daemon_counts[0],
-        n_threads_batch=daemon_counts[1],
-    )
+    # The in-process side at the daemon's counts: one of the per-count models when the two
+    # counts agree, else one of its own.
+    apart = daemon_counts[0] != daemon_counts[1]
+    same = llama(*daemon_counts) if apart else llms[daemon_counts[0]]
     text = PROSE * (args.prompt_tokens // 40 + 2)
     tokens = same.tokenize(text.encode("utf-8"), add_bos=True)[: args.prompt_tokens]
     gen_prompt = tokens[:32]
@@ -168,22 +136,22 @@ def main() -> None:
     inproc = [0.0, 0.0]
     try:
         # Warm every configuration (first-call allocations, page cache), untimed.
-        for llm in (*llms.values(), same):
+        for llm in (*llms.values(), *([same] if apart else [])):
             _prompt_rate(llm, tokens[:64])
         for _ in range(args.rounds):
             for n in counts:
                 prompt_rates[n].append(_prompt_rate(llms[n], tokens))
                 gen_rates[n].append(_gen_rate(llms[n], gen_prompt, args.gen_tokens))
             for prompt in prompts:
-                t, s = _provider_chat(provider, prompt, args.max_tokens)
+                t, s, _ = provider_chat(provider, prompt, args.max_tokens)
                 local[0], local[1] = local[0] + t, local[1] + s
-                t, s = _in_process_chat(same, prompt, args.max_tokens)
+                t, s = in_process_chat(same, prompt, args.max_tokens)
                 inproc[0], inproc[1] = inproc[0] + t, inproc[1] + s
         status = provider.status()
     finally:
         provider.stop_daemon(grace_s=2)
         provider.close()
-        for llm in (*llms.values(), same):
+        for llm in (*llms.values(), *([same] if apart else [])):
             llm.close()
         shutil.rmtree(home, ignore_errors=True)
 

@@ -31,7 +31,7 @@ LLAMA_WANT := $(LLAMA_BACKEND) $(LLAMA_REQ) $(LLAMA_CMAKE)
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto bench clean quality soak crash-test \
-	setup-browser baseline-local FORCE
+	setup-browser baseline-local install-check FORCE
 
 setup: $(STAMP)
 
@@ -131,6 +131,12 @@ proto: setup
 
 bench: setup
 	$(PY) benchmarks/run_all.py
+
+# A fresh venv (no system packages), the project installed without extras, a templated suite
+# run on the scripted provider: what a user without `[local]` gets. About 1-2 minutes, mostly
+# pip, so it is not part of `make test`.
+install-check: setup
+	$(PY) benchmarks/clean_install.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache results

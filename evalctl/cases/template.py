@@ -3,16 +3,20 @@
 The sandbox keeps a template to its values (no attribute walks to Python internals, no huge
 repetitions); `StrictUndefined` makes a placeholder with no value, such as a `{{ expected }}`
 left over from another tool's file, an error rather than text sent to the model. Only
-strings holding Jinja markup are rendered: everything else keeps its type.
+strings holding Jinja markup are rendered: everything else keeps its type. A string that is
+one `{{ expression }}` and nothing else is typed: it becomes the expression's value (a
+number, a boolean, a list, a table), not its text (`render_value`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jinja2 import Template
+    from jinja2.environment import TemplateExpression
     from jinja2.sandbox import SandboxedEnvironment
 
 # (location below the rendered value, message)
@@ -69,6 +73,46 @@ class Renderer:
         problems: list[Problem] = []
         out = self._walk(value, variables, (), problems)
         return out, problems
+# A string that is one `{{ expression }}` and nothing else, whitespace around it allowed.
+_SINGLE = re.compile(
+    r"(?P<lead>\s*)\{\{(?P<trim_l>-?)(?P<expr>.*?)(?P<trim_r>-?)\}\}(?P<trail>\s*)", re.S
+)
+
+
+def single_expression(text: str) -> str | None:
+    """The expression of a string that is exactly one `{{ expression }}` (whitespace around
+    it allowed), else None: such a string yields the expression's value with its type."""
+    match = _SINGLE.fullmatch(text)
+    if match is None:
+        return None
+    expr = match["expr"]
+    if any(mark in expr for mark in ("{{", "}}", "{%", "%}", "{#")):
+        return None  # two placeholders, or a block: text
+    return expr.strip() or None
+
+
+def render_value(value: Any, variables: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
+    """`value` (a string, or a table or list holding strings) with its placeholders filled
+    from `variables`, and the problems found: the typed rendering a case's template gets. A
+    string that is one `{{ expression }}` and nothing else becomes the expression's value
+    with its type (a number, a boolean, a list, a table); mixed text stays text."""
+    return _SHARED.render(value, variables)
+
+
+def _typed(value: Any) -> Any:
+    """A template expression's value as data: JSON's types kept (tuples become lists), a
+    value of any other type its text, as it would have rendered."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return str(value)  # Markup, a str subclass, becomes plain text
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _typed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_typed(v) for v in value]
+    return str(value)
+
+
 
     def _walk(
         self,
@@ -76,9 +120,15 @@ class Renderer:
         variables: Mapping[str, Any],
         loc: tuple[int | str, ...],
         problems: list[Problem],
+        # One `{{ expression }}` strings' expressions; None: not an expression Jinja compiles.
+        self._expressions: dict[str, TemplateExpression | None] = {}
     ) -> Any:
         if isinstance(value, str):
-            return self._string(value, variables, loc, problems) if has_markup(value) else value
+            if not has_markup(value):
+                return value
+            if value in self._expressions or single_expression(value) is not None:
+                return self._expression(value, variables, loc, problems)
+            return self._string(value, variables, loc, problems)
         if isinstance(value, dict):
             return {k: self._walk(v, variables, (*loc, k), problems) for k, v in value.items()}
         if isinstance(value, list):
@@ -100,6 +150,52 @@ class Renderer:
         template = self._compiled.get(text)
         if template is None:
             try:
+    def _expression(
+        self,
+        text: str,
+        variables: Mapping[str, Any],
+        loc: tuple[int | str, ...],
+        problems: list[Problem],
+    ) -> Any:
+        """A string that is one `{{ expression }}`: the expression's value with its type. A
+        text value keeps the whitespace around the placeholder, as rendering would."""
+        from jinja2 import TemplateSyntaxError, UndefinedError
+        from jinja2.exceptions import SecurityError
+        from jinja2.runtime import Undefined
+
+        if self._env is None:
+            self._env = _sandbox()
+        match = _SINGLE.fullmatch(text)
+        assert match is not None  # single_expression said so
+        if text not in self._expressions:
+            try:
+                expr = match["expr"].strip()
+                self._expressions[text] = self._env.compile_expression(
+                    expr, undefined_to_none=False
+                )
+            except TemplateSyntaxError:
+                self._expressions[text] = None  # rendered as text, which reports it
+        compiled = self._expressions[text]
+        if compiled is None:
+            return self._string(text, variables, loc, problems)
+        try:
+            value = compiled(dict(variables))
+            if isinstance(value, Undefined):
+                str(value)  # StrictUndefined raises, naming the placeholder
+            if isinstance(value, str):
+                lead = "" if match["trim_l"] else match["lead"]
+                trail = "" if match["trim_r"] else match["trail"]
+                return f"{lead}{value}{trail}"
+            return _typed(value)
+        except UndefinedError as exc:
+            names = ", ".join(sorted(k for k in variables if k != "vars")) or "none"
+            problems.append((loc, f"{exc}: a placeholder with no value (vars: {names})"))
+        except SecurityError as exc:
+            problems.append((loc, f"not allowed in a template: {exc}"))
+        except Exception as exc:  # a template is user code: its failure is their input's
+            problems.append((loc, f"template failed: {type(exc).__name__}: {exc}"))
+        return text
+
                 template = self._env.from_string(text)
             except TemplateSyntaxError as exc:
                 # Remembered as the message, so each row does not compile it again.
@@ -118,3 +214,7 @@ class Renderer:
         except Exception as exc:  # a template is user code: its failure is their input's
             problems.append((loc, f"template failed: {type(exc).__name__}: {exc}"))
         return text
+
+
+# The renderer `render_value` shares: each distinct template string compiled once.
+_SHARED = Renderer()

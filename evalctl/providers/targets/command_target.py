@@ -2,30 +2,31 @@
 document as JSON on stdin; it writes its reply on stdout, JSON (a structured reply) or plain
 text. A non-zero exit is a permanent error naming the status and the end of stderr.
 
-Its process handling is its own rather than `[[suite.tool]]`'s (evalctl.tools.command): the
-tools sit above the providers and a provider may not reach up to them. It starts the program
-in a session of its own and, on timeout, kills that whole process group.
+It runs under the supervisor the command tools share (evalctl.supervise): in a session of its
+own, with evalctl's environment; when the program exits, at the deadline, or when evalctl
+dies, every process it started is killed, `setsid` children included. So a background child
+that keeps stdout open ends with the program instead of holding the reply until the
+deadline. Stdout is read up to the target's `max_reply_bytes` and no further.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
+from evalctl import supervise
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import ProviderError
 from evalctl.providers.targets.config import CommandTarget
 from evalctl.providers.targets.reply import (
     TargetTraits,
+    read_json,
     refuse_side_request,
     target_input,
     to_response,
+    too_large,
 )
 
 _STDERR_TAIL = 400
@@ -50,41 +51,31 @@ class CommandTargetProvider(TargetTraits):
         what = f"command target {self.model}"
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
+            done = supervise.run(
                 self._target.argv,
                 cwd=self._cwd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
+                env=os.environ,
+                payload=stdin,
+                timeout=limit,
+                limit=self._target.max_reply_bytes,
             )
         except OSError as exc:
             raise ProviderError(f"{what} cannot start: {exc}") from None
-        try:
-            out, err = proc.communicate(stdin, timeout=limit)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
+        if done.cut == "timeout":
             return CompletionResponse(stop_reason="timeout", model=self.model)
-        finally:
-            _kill_group(proc)  # whatever it started in its session goes with it
+        if done.cut == "too large":
+            raise too_large(what, self._target.max_reply_bytes)
+        if done.cannot_start is not None:
+            raise ProviderError(f"{what} cannot start {done.cannot_start}")
         elapsed_ms = (time.monotonic() - started) * 1000
-        if proc.returncode != 0:
-            tail = err.decode(errors="replace").strip()[-_STDERR_TAIL:]
-            raise ProviderError(f"{what} exited with status {proc.returncode}: {tail}")
-        text = out.decode(errors="replace")
-        reply: Any
-        try:
-            reply = json.loads(text)
-        except json.JSONDecodeError:
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
+            raise ProviderError(f"{what} exited with status {done.returncode}: {tail}")
+        text = done.stdout.decode(errors="replace")
+        is_json, reply = read_json(text, what)
+        if not is_json:
             reply = text.strip()
         return to_response(reply, what=what, model=self.model, elapsed_ms=elapsed_ms)
 
     def close(self) -> None:
         pass
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode is None:
-        proc.communicate()

@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # `module:function`, or `module:Class.method` (a spy's function may be a method).
 FUNCTION_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$"
+# A reply larger than this (4 MB) is refused unless the target raises `max_reply_bytes`: an
+# answer is text a check reads, and a run keeps it several times over (results, journal).
+DEFAULT_REPLY_LIMIT = 4_000_000
 
 
 class _Target(BaseModel):
@@ -22,6 +25,9 @@ class _Target(BaseModel):
 
 class PythonTarget(_Target):
     """`module:function`, imported from the suite's folder first, then sys.path."""
+    # The most one reply may be, in bytes (an http body, a command's stdout, a python
+    # function's text): past it the request is stopped and the case ends in `error`.
+    max_reply_bytes: int = Field(default=DEFAULT_REPLY_LIMIT, ge=1)
 
     type: Literal["python"]
     function: str = Field(pattern=FUNCTION_PATTERN)

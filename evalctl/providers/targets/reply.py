@@ -5,12 +5,13 @@ structured reply with text, tool calls and usage)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalctl.calllog import LoggedCall, current, record
+from evalctl.calllog import LoggedCall, current, record, recordable, safe_text
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, Usage
 from evalctl.errors import ProviderError
 
@@ -57,6 +58,10 @@ def target_input(request: CompletionRequest) -> dict[str, Any]:
     }
 
 
+# Token counts and durations (ms) past this are no measurement (1e308, say): refused.
+_MAX_COUNT = 10**12
+
+
 class ReportedCall(BaseModel):
     """A tool call the application says it made."""
 
@@ -77,35 +82,89 @@ class StructuredReply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-def to_response(reply: Any, *, what: str, model: str, elapsed_ms: float) -> CompletionResponse:
-    """A target's reply as a final answer. Tool calls it reports are logged for the case
-    (evalctl.calllog), never handed to the runner to execute: the application made them."""
+def read_json(data: bytes | str, what: str) -> tuple[bool, Any]:
+    """(True, the value) for a JSON body, (False, None) for one that is not JSON; JSON nested
+    too deeply for the parser is a ProviderError naming `what`, never an exception that
+    would end the run."""
+    try:
+        return True, json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False, None
+    except RecursionError:
+        raise ProviderError(f"{what} replied with JSON nested too deeply to read") from None
+
+
+def too_large(what: str, limit: int) -> ProviderError:
+    return ProviderError(
+        f"{what} replied with more than {limit} bytes and was stopped there "
+        "(max_reply_bytes on the target; docs/targets.md)"
+    )
+
+
+def _parse(reply: Any, what: str) -> StructuredReply:
     if isinstance(reply, str):
-        parsed = StructuredReply(text=reply)
-    else:
-        try:
-            parsed = StructuredReply.model_validate(reply)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "reply"
+        return StructuredReply(text=reply)
+    try:
+        return StructuredReply.model_validate(reply)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "reply"
+        message = safe_text(str(err["msg"]), 500)
+        raise ProviderError(
+            f"{what} returned an unusable reply: {where}: {message} (expected text, or "
+            "an object with text, tool_calls and usage; docs/targets.md)"
+        ) from None
+    except Exception as exc:  # a value no validator can walk (nested past its limit, ...)
+        raise ProviderError(
+            f"{what} returned an unusable reply: {type(exc).__name__} (expected text, or an "
+            "object with text, tool_calls and usage; docs/targets.md)"
+        ) from None
+
+
+def _bounded(parsed: StructuredReply, what: str, limit: int | None) -> None:
+    """Refuse what no results file should hold: text past `limit` bytes, token counts and
+    durations that are not plausible finite numbers."""
+    size = len(parsed.text.encode("utf-8", errors="surrogatepass"))
+    if limit is not None and size > limit:
+        raise too_large(what, limit)
+    for key, count in parsed.usage.model_dump().items():
+        if not 0 <= count <= _MAX_COUNT:
             raise ProviderError(
-                f"{what} returned an unusable reply: {where}: {err['msg']} (expected text, or "
-                "an object with text, tool_calls and usage; docs/targets.md)"
-            ) from None
+                f"{what} returned an unusable reply: usage.{key} is not a token count (0 to 10^12)"
+            )
+    for index, call in enumerate(parsed.tool_calls):
+        if not (math.isfinite(call.duration_ms) and 0 <= call.duration_ms <= _MAX_COUNT):
+            raise ProviderError(
+                f"{what} returned an unusable reply: tool_calls.{index}.duration_ms: "
+                f"{call.duration_ms:.3g} is not a duration in milliseconds"
+            )
+
+
+def to_response(
+    reply: Any, *, what: str, model: str, elapsed_ms: float, limit: int | None = None
+) -> CompletionResponse:
+    """A target's reply as a final answer. Tool calls it reports are logged for the case
+    (evalctl.calllog), never handed to the runner to execute: the application made them.
+    What they carry is recorded as a bounded, JSON-safe copy (`recordable`); a reply whose
+    text is over `limit` bytes, or whose numbers are absurd, is a ProviderError."""
+    parsed = _parse(reply, what)
+    _bounded(parsed, what, limit)
     for call in parsed.tool_calls:
-        text = call.result if isinstance(call.result, str) else json.dumps(call.result)
+        value = recordable(call.result)
+        arguments = recordable(call.arguments)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         record(
             LoggedCall(
-                name=call.name,
-                arguments=call.arguments,
+                name=safe_text(call.name, 200),
+                arguments=arguments if isinstance(arguments, dict) else {},
                 result=text,
-                value=None if call.is_error else call.result,
+                value=None if call.is_error else value,
                 is_error=call.is_error,
                 duration_ms=call.duration_ms,
             )
         )
     return CompletionResponse(
-        content=parsed.text,
+        content=safe_text(parsed.text, len(parsed.text)),
         stop_reason="end_turn",
         usage=parsed.usage,
         timings=Timings(total_ms=round(elapsed_ms, 1)),

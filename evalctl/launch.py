@@ -1,14 +1,14 @@
-"""The small supervisor every command tool call runs under, so that nothing it starts outlives
-the call, or evalctl.
+"""The small supervisor every command tool call and command target request runs under, so
+that nothing it starts outlives the call, or evalctl.
 
-`evalctl.tools.command` starts `python -I -S <this file> PROGRAM ARGS...` in a new session. This
+`evalctl.supervise` starts `python -I -S <this file> PROGRAM ARGS...` in a new session. This
 process then:
 - becomes a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`): whatever the command starts
   and leaves behind, `nohup ... &` and `setsid ...` included, is re-parented here rather than
   to init, so it can still be found;
 - asks for SIGTERM when its parent dies (`PR_SET_PDEATHSIG`), so a SIGKILLed evalctl still
-  takes its tools with it. The signal follows the *thread* that started this process: the
-  thread that runs a tool call waits for it, so it outlives it;
+  takes its tools and targets with it. The signal follows the *thread* that started this
+  process: the thread that runs a call waits for it, so it outlives it;
 - runs the command as its child, in a process group of its own, and waits for it;
 - when the command exits, or on SIGTERM (evalctl's timeout or output cap, or evalctl's
   death), kills the command's group and every descendant left, reaps them all, and exits
@@ -36,7 +36,7 @@ PARENT_ENV = "EVALCTL_TOOL_PARENT"
 # Set to a token unique to the call, in the command's environment and so its descendants':
 # if this launcher is itself killed before it cleans up, evalctl finds what is left by it.
 CALL_ENV = "EVALCTL_TOOL_CALL"
-# The line a command that cannot be started leaves on stderr (evalctl.tools.command reads it).
+# The line a command that cannot be started leaves on stderr (evalctl.supervise reads it).
 CANNOT_START = "evalctl-launch: cannot start "
 # A descendant stuck where SIGKILL cannot reach it (uninterruptible sleep) must not hang the
 # run: give up on it after this many sweeps (about 10 s).

@@ -58,21 +58,6 @@ def has_markup(text: str) -> bool:
     return "{" in text and ("{{" in text or "{%" in text or "{#" in text)
 
 
-class Renderer:
-    """Renders nested case data; each distinct template string is compiled once, so a
-    template shared by thousands of rows costs one compilation."""
-
-    def __init__(self) -> None:
-        self._env: SandboxedEnvironment | None = None
-        self._compiled: dict[str, Template | str] = {}
-
-    def render(self, value: Any, variables: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
-        """`value` with every placeholder filled from `variables`, and the problems found
-        (located below `value`: `("input", "prompt")`). Containers are always copied, so
-        one template can feed many cases."""
-        problems: list[Problem] = []
-        out = self._walk(value, variables, (), problems)
-        return out, problems
 # A string that is one `{{ expression }}` and nothing else, whitespace around it allowed.
 _SINGLE = re.compile(
     r"(?P<lead>\s*)\{\{(?P<trim_l>-?)(?P<expr>.*?)(?P<trim_r>-?)\}\}(?P<trail>\s*)", re.S
@@ -113,6 +98,23 @@ def _typed(value: Any) -> Any:
     return str(value)
 
 
+class Renderer:
+    """Renders nested case data; each distinct template string is compiled once, so a
+    template shared by thousands of rows costs one compilation."""
+
+    def __init__(self) -> None:
+        self._env: SandboxedEnvironment | None = None
+        self._compiled: dict[str, Template | str] = {}
+        # One `{{ expression }}` strings' expressions; None: not an expression Jinja compiles.
+        self._expressions: dict[str, TemplateExpression | None] = {}
+
+    def render(self, value: Any, variables: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
+        """`value` with every placeholder filled from `variables`, and the problems found
+        (located below `value`: `("input", "prompt")`). Containers are always copied, so
+        one template can feed many cases."""
+        problems: list[Problem] = []
+        out = self._walk(value, variables, (), problems)
+        return out, problems
 
     def _walk(
         self,
@@ -120,8 +122,6 @@ def _typed(value: Any) -> Any:
         variables: Mapping[str, Any],
         loc: tuple[int | str, ...],
         problems: list[Problem],
-        # One `{{ expression }}` strings' expressions; None: not an expression Jinja compiles.
-        self._expressions: dict[str, TemplateExpression | None] = {}
     ) -> Any:
         if isinstance(value, str):
             if not has_markup(value):
@@ -135,21 +135,6 @@ def _typed(value: Any) -> Any:
             return [self._walk(v, variables, (*loc, i), problems) for i, v in enumerate(value)]
         return value
 
-    def _string(
-        self,
-        text: str,
-        variables: Mapping[str, Any],
-        loc: tuple[int | str, ...],
-        problems: list[Problem],
-    ) -> str:
-        from jinja2 import TemplateSyntaxError, UndefinedError
-        from jinja2.exceptions import SecurityError
-
-        if self._env is None:
-            self._env = _sandbox()
-        template = self._compiled.get(text)
-        if template is None:
-            try:
     def _expression(
         self,
         text: str,
@@ -196,6 +181,21 @@ def _typed(value: Any) -> Any:
             problems.append((loc, f"template failed: {type(exc).__name__}: {exc}"))
         return text
 
+    def _string(
+        self,
+        text: str,
+        variables: Mapping[str, Any],
+        loc: tuple[int | str, ...],
+        problems: list[Problem],
+    ) -> str:
+        from jinja2 import TemplateSyntaxError, UndefinedError
+        from jinja2.exceptions import SecurityError
+
+        if self._env is None:
+            self._env = _sandbox()
+        template = self._compiled.get(text)
+        if template is None:
+            try:
                 template = self._env.from_string(text)
             except TemplateSyntaxError as exc:
                 # Remembered as the message, so each row does not compile it again.

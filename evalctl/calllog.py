@@ -49,6 +49,9 @@ class LoggedCall:
     value: Any = None
     is_error: bool = False
     duration_ms: float = 0.0
+    # The arguments as the function's signature bound them, defaults applied (a spied
+    # function's); None where there is no signature to bind (a call a target reports).
+    normalized_arguments: dict[str, Any] | None = None
 
 
 class CallLog:
@@ -56,8 +59,12 @@ class CallLog:
     It also carries the case's `vars` (a data row's values), which a target hands on to the
     application: the runner knows the case, a provider only its requests."""
 
-    def __init__(self, case_vars: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, case_vars: dict[str, Any] | None = None, case_input: dict[str, Any] | None = None
+    ) -> None:
         self.vars: dict[str, Any] = dict(case_vars or {})
+        # The case's `input` fields, which a python target with `call = "keywords"` passes.
+        self.input: dict[str, Any] = dict(case_input or {})
         self._calls: list[LoggedCall] = []
         self._lock = threading.Lock()
 
@@ -78,9 +85,11 @@ _open_lock = threading.Lock()
 
 
 @contextmanager
-def collecting(case_vars: dict[str, Any] | None = None) -> Iterator[CallLog]:
+def collecting(
+    case_vars: dict[str, Any] | None = None, case_input: dict[str, Any] | None = None
+) -> Iterator[CallLog]:
     """Open a log for the calls made until the block ends."""
-    log = CallLog(case_vars)
+    log = CallLog(case_vars, case_input)
     token = _ACTIVE.set(log)
     with _open_lock:
         _open.append(log)

@@ -1,6 +1,6 @@
 """Declarative assertions for `kind = "assert"` suites: one module per family (text, JSON,
-tool use, grounding, metrics, similar), each assertion type a `Check`
-(evalctl.scoring.check) that turns into one named check.
+tool use, tool results, grounding, catalog names, metrics, similar), each assertion type a
+`Check` (evalctl.scoring.check) that turns into one named check.
 
 A built-in plugin (evalctl.builtin_plugins): `register` adds the `assert` kind and every
 family's `CHECKS`, each under the `type_name` its class names.
@@ -23,9 +23,19 @@ def _kind() -> SuiteKind:
 def register(registry: Registry) -> None:
     # The families are small and pull in nothing heavy (jsonschema loads on first use), so
     # they are imported here: the type names come from the classes themselves.
-    from evalctl.assertions import grounding, json_checks, metrics, similar, text, tool_use
+    from evalctl.assertions import (
+        grounding,
+        json_checks,
+        metrics,
+        names_in,
+        similar,
+        text,
+        tool_result,
+        tool_use,
+    )
 
     registry.add_kind("assert", _kind)
-    for family in (text, json_checks, tool_use, grounding, metrics, similar):
+    families = (text, json_checks, tool_use, tool_result, grounding, names_in, metrics, similar)
+    for family in families:
         for check in family.CHECKS:
             registry.add_check(check.type_name, check)

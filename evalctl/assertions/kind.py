@@ -19,27 +19,45 @@ from evalctl.tools.base import ToolContext
 
 
 class InputMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
     role: Literal["user", "assistant"]
     content: str
 
 
 class AssertInput(BaseModel):
-    """`input = { prompt = "..." }` or `input = { messages = [{ role, content }, ...] }`."""
+    """`input = { prompt = "..." }` or `input = { messages = [{ role, content }, ...] }`; or,
+    for a suite whose python target takes keywords (`call = "keywords"`), fields of the
+    application's own (`input = { question = "..." }`), which `case_problems` refuses for any
+    other suite."""
 
-    model_config = ConfigDict(extra="forbid")
+    # A number where text is expected is its text (a row's typed `{{ n }}`).
+    model_config = ConfigDict(extra="allow", coerce_numbers_to_str=True)
 
     prompt: str | None = None
     messages: list[InputMessage] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one_form(self) -> AssertInput:
-        if (self.prompt is None) == (self.messages is None):
+        if self.prompt is not None and self.messages is not None:
+            raise ValueError("give exactly one of prompt, messages")
+        if self.prompt is None and self.messages is None and not self.fields():
             raise ValueError("give exactly one of prompt, messages")
         if self.messages is not None and self.messages[-1].role != "user":
             raise ValueError("the last message must have role 'user'")
         return self
+
+    def fields(self) -> dict[str, Any]:
+        """The fields besides `prompt` and `messages`: keywords of the application's."""
+        return dict(self.__pydantic_extra__ or {})
+
+    def user_text(self) -> str:
+        """The user message of a case written as fields: a lone text field's value, else
+        each field on a line of its own (`name: value`)."""
+        fields = self.fields()
+        if len(fields) == 1 and isinstance(next(iter(fields.values())), str):
+            return str(next(iter(fields.values())))
+        return "\n".join(f"{key}: {value}" for key, value in fields.items())
 
 
 class NoExpected(BaseModel):
@@ -60,7 +78,8 @@ class AssertKind:
     def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str | list[Message]:
         assert isinstance(case.input, AssertInput)
         if case.input.messages is None:
-            assert case.input.prompt is not None  # the model validator saw to it
+            if case.input.prompt is None:
+                return case.input.user_text()  # a keyword target's fields
             return case.input.prompt
         return [Message(role=Role(m.role), content=m.content) for m in case.input.messages]
 
@@ -70,10 +89,23 @@ class AssertKind:
     def case_problems(
         self, suite: SuiteTable, case: Case, suite_dir: Path
     ) -> list[tuple[str, str]]:
-        """Loader hook: a case with nothing to check would pass on any answer."""
+        """Loader hook: a case with nothing to check would pass on any answer; input fields
+        of the application's own need a python target that takes them as keywords."""
+        problems: list[tuple[str, str]] = []
         if not case.assertions and suite.output_schema is None:
-            return [("case.assert", "an assert case needs at least one [[case.assert]]")]
-        return []
+            problems.append(("case.assert", "an assert case needs at least one [[case.assert]]"))
+        assert isinstance(case.input, AssertInput)
+        keywords = any(getattr(t, "call", None) == "keywords" for t in suite.target)
+        if not keywords:
+            problems += [
+                (
+                    f"case.input.{key}",
+                    "unknown key (input takes prompt or messages; fields of your own are "
+                    'for a python target with call = "keywords")',
+                )
+                for key in case.input.fields()
+            ]
+        return problems
 
 
 def suite_tool_choice(suite: SuiteTable, shape: RequestShape) -> RequestShape:

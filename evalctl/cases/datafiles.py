@@ -48,7 +48,10 @@ def expand_cases(
     the problems with the data files themselves (unreadable, no ids)."""
     renderer = Renderer()
     template = (
-        table.case_template.model_dump(exclude_unset=True, by_alias=True)
+        {
+            **table.case_template.model_dump(exclude_unset=True, by_alias=True),
+            **table.case_template.placeholders,  # typed: a row's value fills the key
+        }
         if table.case_template is not None
         else None
     )
@@ -124,14 +127,15 @@ def _row_case(
     problems: list[Problem] = []
     if "id" in variables:
         case_id = variables.pop("id")
-        # A JSON or TOML row may number its cases; the id is text either way.
-        if isinstance(case_id, int) and not isinstance(case_id, bool):
-            case_id = str(case_id)
     else:
         assert table.id_template is not None  # expand_cases refused the file otherwise
         case_id = _render(
             renderer, table.id_template, variables, ("suite", "id_template"), problems
         )
+    # A JSON or TOML row may number its cases (`"{{ number }}"` is that number); the id is
+    # text either way.
+    if isinstance(case_id, int) and not isinstance(case_id, bool):
+        case_id = str(case_id)
     data: dict[str, Any] = {"id": case_id, "vars": variables}
     context = _context(variables, case_id)
     for key, value in template.items():

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalctl import userfiles
 from evalctl.cases.datafiles import RawCase, expand_cases
-from evalctl.cases.requirements import known_requirements
+from evalctl.cases.requirements import condition_problem, is_condition, known_requirements
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import CaseFilter, case_matches
 from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
@@ -261,7 +261,11 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
             errors.add(problem, field="suite.output_schema")
     known_needs = known_requirements()
     for need in table.requires:
-        if need not in known_needs:
+        if is_condition(need):
+            problem = condition_problem(need)
+            if problem is not None:
+                errors.add(f"requirement {need!r}: {problem}", field="suite.requires")
+        elif need not in known_needs:
             errors.add(
                 f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))})",
                 field="suite.requires",
@@ -305,7 +309,12 @@ def _build_case(
         errors, kind.expected_model, entry.expected, ("case", "expected"), entry.id
     )
     specs, problems = parse_assertions(
-        entry.assertions or [], check_types(), offered, _declared_args(table), other_cases
+        entry.assertions or [],
+        check_types(),
+        offered,
+        _declared_args(table),
+        other_cases,
+        suite_dir,
     )
     for field, message in problems:
         errors.add(message, case_id=entry.id, field=f"case.assert{field}")
@@ -314,7 +323,7 @@ def _build_case(
     own = {spec.name for spec in specs}
     for where, items in shared_assertions or []:
         shared, problems = parse_assertions(
-            items, check_types(), offered, _declared_args(table), other_cases
+            items, check_types(), offered, _declared_args(table), other_cases, suite_dir
         )
         for field, message in problems:
             # The same default fails the same way in every case: said once, at the first.

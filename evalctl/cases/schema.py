@@ -61,6 +61,31 @@ class CaseTemplate(CaseDefaults):
     description: str | None = None
     input: dict[str, Any] | None = None
     expected: dict[str, Any] | None = None
+    # Keys written as a placeholder (`threshold = "{{ __threshold }}"`), kept aside as
+    # written: a row's value fills them, and the case it makes is validated as any case.
+    _placeholders: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _typed_placeholders(cls, data: Any, handler: Any) -> Any:
+        if not isinstance(data, dict):
+            return handler(data)
+        typed = ("threshold", "checks", "timeout_s", "features", "input", "expected")
+        held = {
+            key: value
+            for key, value in data.items()
+            if (key in typed or key in _SamplingFields.model_fields)
+            and isinstance(value, str)
+            and ("{{" in value or "{%" in value)
+        }
+        model = handler({k: v for k, v in data.items() if k not in held})
+        model._placeholders = held
+        return model
+
+    @property
+    def placeholders(self) -> dict[str, str]:
+        """The keys given as one placeholder string, by key, as written."""
+        return dict(self._placeholders)
 
 
 class SpyDecl(_Strict):
@@ -173,6 +198,10 @@ class SuiteTable(_SamplingFields):
 
 
 class CaseEntry(_SamplingFields):
+    # A number where text is expected is its text: a case from a row is filled by typed
+    # placeholders (evalctl.cases.template), and `description = "{{ n }}"` reads as before.
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
     id: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
     features: list[str] = Field(default_factory=list)

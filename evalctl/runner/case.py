@@ -92,7 +92,7 @@ def _attempt(
     setup: CaseSetup, provider: Provider, retry: RetryPolicy, sampled: bool
 ) -> AttemptOutcome:
     # The application's own calls, spied or reported by a target, are logged per attempt.
-    with spied_calls(setup.suite, setup.case.vars):
+    with spied_calls(setup.suite, setup.case.vars, setup.case.input.model_dump(mode="json")):
         outcome = run_attempt(setup, provider, retry)
     if sampled:
         outcome.attempt.sampling = sent_sampling(provider, setup.sampling)

@@ -10,11 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from evalctl.cases.requirements import unmet_conditions
 from evalctl.cases.schema import Suite
-from evalctl.errors import BadInputError
+from evalctl.chat import CompletionRequest, CompletionResponse
+from evalctl.errors import BadInputError, ProviderError
 from evalctl.providers.base import Provider
 from evalctl.providers.targets.build import build_target
-from evalctl.providers.targets.config import TARGET_TYPES
+from evalctl.providers.targets.config import TARGET_TYPES, describe
+
+
+class UnbuiltTarget:
+    """A target left unbuilt because its suite's `requires` are not met: it stands in the
+    run (its header names the target) while every case of the suite is skipped, and is never
+    asked to answer."""
+
+    model_sha256: str | None = None
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self, name: str, model: str):
+        self.name = name
+        self.model = model
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        raise ProviderError(f"the {self.name} target was not set up: its requires are not met")
+
+    def close(self) -> None:
+        pass
 
 
 class SuiteTargets:
@@ -49,13 +70,22 @@ class SuiteTargets:
                         hint="docs/targets.md shows each target's table",
                     )
                 if chosen is not None:
-                    providers[suite.name] = build_target(
-                        chosen,
-                        suite.directory,
-                        env,
-                        source=str(suite.path),
-                        field=f"suite.target[{index}]",
-                    )
+                    try:
+                        providers[suite.name] = build_target(
+                            chosen,
+                            suite.directory,
+                            env,
+                            source=str(suite.path),
+                            field=f"suite.target[{index}]",
+                        )
+                    except BadInputError:
+                        # A target that cannot be set up where the suite's own `requires`
+                        # are not met (its URL's variable unset, say) is skipped, not bad
+                        # input: the cases say why.
+                        reason = unmet_conditions(suite.table.requires, env)
+                        if reason is None:
+                            raise
+                        providers[suite.name] = UnbuiltTarget(chosen.type, describe(chosen))
         except BaseException:
             for provider in providers.values():
                 provider.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -62,11 +63,14 @@ def parse_assertion(
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
     other_cases: Collection[str] | None = None,
+    suite_dir: Path | None = None,
 ) -> tuple[AssertionSpec | None, list[Problem]]:
     """One `[[case.assert]]` table. `tools`, when given, are the suite's tool names: an
     assertion about any other tool is an error. `tool_args` maps a tool to its argument
     names, where they are known: expecting any other argument is an error too. `other_cases`,
-    when given, are the ids of the suite's other cases: naming any other case is an error."""
+    when given, are the ids of the suite's other cases: naming any other case is an error.
+    `suite_dir`, the suite file's folder, is the validation context's `suite_dir`: the
+    parameters resolve a file they name against it (names-in's `names_from`)."""
     if not isinstance(raw, dict):
         return None, [("", "must be a table")]
     data = dict(raw)
@@ -93,7 +97,8 @@ def parse_assertion(
     if name is not None and (not isinstance(name, str) or not name.strip()):
         problems.append((f".{name_key}", "must be a non-empty string"))
     try:
-        params = check.params_model.model_validate(data)
+        context = {"suite_dir": suite_dir} if suite_dir is not None else None
+        params = check.params_model.model_validate(data, context=context)
     except ValidationError as exc:
         problems.extend(
             (field_path(e["loc"], below=True), validation_message(e)) for e in exc.errors()
@@ -133,12 +138,13 @@ def parse_assertions(
     tools: list[str] | None,
     tool_args: Mapping[str, Collection[str]] | None = None,
     other_cases: Collection[str] | None = None,
+    suite_dir: Path | None = None,
 ) -> tuple[list[AssertionSpec], list[Problem]]:
     """Every table of a case, with every problem, field paths numbered from 1."""
     specs: list[AssertionSpec] = []
     problems: list[Problem] = []
     for index, raw in enumerate(items, start=1):
-        spec, found = parse_assertion(raw, types, tools, tool_args, other_cases)
+        spec, found = parse_assertion(raw, types, tools, tool_args, other_cases, suite_dir)
         problems.extend((f"[{index}]{field}", message) for field, message in found)
         if spec is not None:
             specs.append(spec)

@@ -81,6 +81,21 @@ def _arguments(
     return _json_object(named)
 
 
+def _normalized(
+    signature: inspect.Signature | None, args: tuple[Any, ...], kwargs: dict[str, Any], skip: int
+) -> dict[str, Any] | None:
+    """The arguments as the signature binds them with its defaults applied, by parameter
+    name as `_arguments` gives them; None when there is no signature or they do not bind."""
+    if signature is None:
+        return None
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return _arguments(signature, bound.args, bound.kwargs, skip)
+
+
 def _json_object(value: dict[str, Any]) -> dict[str, Any]:
     data = jsonable(value)
     assert isinstance(data, dict)  # an object stays an object through JSON
@@ -100,6 +115,7 @@ def _wrap(original: Callable[..., Any], tool: str, skip: int) -> Callable[..., A
             LoggedCall(
                 name=tool,
                 arguments=_arguments(signature, args, kwargs, skip),
+                normalized_arguments=_normalized(signature, args, kwargs, skip),
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),
                 **outcome,
             )
@@ -234,9 +250,13 @@ def spying(spies: list[SpyDecl], suite_dir: Path) -> Iterator[None]:
 
 
 @contextmanager
-def spied_calls(suite: Suite, case_vars: dict[str, Any] | None = None) -> Iterator[None]:
-    """One attempt: a log open for the application's calls, its spies installed."""
-    with collecting(case_vars), _named(suite), spying(suite.table.spy, suite.directory):
+def spied_calls(
+    suite: Suite, case_vars: dict[str, Any] | None = None, case_input: dict[str, Any] | None = None
+) -> Iterator[None]:
+    """One attempt: a log open for the application's calls (with the case's vars and input,
+    which a target hands on), its spies installed."""
+    log = collecting(case_vars, case_input)
+    with log, _named(suite), spying(suite.table.spy, suite.directory):
         yield
 
 
@@ -264,6 +284,11 @@ def logged_records(turn: int) -> list[ToolCallRecord]:
             data={"value": capped(call.value)} if not call.is_error else {},
             is_error=call.is_error,
             duration_ms=call.duration_ms,
+            normalized_arguments=(
+                capped(call.normalized_arguments)
+                if call.normalized_arguments is not None
+                else None
+            ),
         )
         for call in log.calls()
     ]

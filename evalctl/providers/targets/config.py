@@ -31,6 +31,10 @@ class PythonTarget(_Target):
 
     type: Literal["python"]
     function: str = Field(pattern=FUNCTION_PATTERN)
+    # How the function is called: with the input document (a dict), or with the case's input
+    # fields as keyword arguments (`answer(question="...")`), plus the sampling settings
+    # (`temperature`, `top_p`, `seed`) it declares as parameters of its own.
+    call: Literal["document", "keywords"] = "document"
 
 
 class HttpTarget(_Target):

@@ -1,5 +1,6 @@
 """The `python` target: your application's entry point, `module:function`, called in this
-process with the input document (evalctl.providers.targets.reply), sync or async.
+process with the input document (evalctl.providers.targets.reply), or, with `call =
+"keywords"`, with the case's input fields as keyword arguments; sync or async.
 
 It runs in this process, not a worker, on purpose: the function spy (`[[suite.spy]]`) wraps
 functions in this interpreter and sees no call made in another process. It runs on a thread of
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalctl.calllog import current
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError, ProviderError
 from evalctl.providers.targets.config import PythonTarget
@@ -31,8 +33,42 @@ from evalctl.providers.targets.reply import (
 )
 
 
-def _call(function: Callable[..., Any], document: dict[str, Any]) -> Any:
-    result = function(document)
+# The sampling settings a keyword-called function gets when it declares them.
+SAMPLING_KEYWORDS = ("temperature", "top_p", "seed")
+
+
+def keyword_arguments(
+    function: Callable[..., Any], fields: dict[str, Any], sampling: dict[str, Any]
+) -> dict[str, Any]:
+    """What `call = "keywords"` calls `function` with: the case's input fields (a `prompt`
+    or `messages` the case does not use left out), plus each sampling setting the function
+    declares by name (a `**kwargs` declares none of them). ProviderError when the fields do
+    not fit its signature."""
+    kwargs = {k: v for k, v in fields.items() if v is not None or k not in ("prompt", "messages")}
+    try:
+        signature: inspect.Signature | None = inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to read (some builtins): the fields alone
+        signature = None
+    if signature is None:
+        return kwargs
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    for name in SAMPLING_KEYWORDS:
+        declared = signature.parameters.get(name)
+        if declared is not None and declared.kind in named and name not in kwargs:
+            kwargs[name] = sampling[name]
+    try:
+        signature.bind(**kwargs)
+    except TypeError as exc:
+        what = getattr(function, "__qualname__", repr(function))
+        raise ProviderError(
+            f"the case's input fields ({', '.join(kwargs) or 'none'}) do not fit "
+            f'{what}{signature} as keywords (call = "keywords"): {exc}'
+        ) from None
+    return kwargs
+
+
+def _call(function: Callable[..., Any], document: dict[str, Any] | None, **kwargs: Any) -> Any:
+    result = function(document) if document is not None else function(**kwargs)
     if inspect.isawaitable(result):
 
         async def wait() -> Any:
@@ -73,14 +109,24 @@ class PythonTargetProvider(TargetTraits):
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"python target {self._target.function}")
         limit = min(timeout, self._target.timeout_s or timeout)
-        document = target_input(request)
+        keywords: dict[str, Any] = {}
+        document: dict[str, Any] | None = None
+        if self._target.call == "keywords":
+            log = current()
+            keywords = keyword_arguments(
+                self._function,
+                log.input if log is not None else {},
+                request.sampling.model_dump(),
+            )
+        else:
+            document = target_input(request)
         outcome: dict[str, Any] = {}
         # The case's context goes with the call, so spied functions record into its log.
         context = contextvars.copy_context()
 
         def run() -> None:
             try:
-                outcome["reply"] = context.run(_call, self._function, document)
+                outcome["reply"] = context.run(_call, self._function, document, **keywords)
             except BaseException as exc:  # reported to the waiting thread, not lost
                 outcome["error"] = exc
 

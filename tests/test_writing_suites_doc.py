@@ -54,7 +54,7 @@ def doc_block(label: str) -> str:
 
 
 def test_the_plugin_example_adds_a_working_assertion_type(tmp_path: Path) -> None:
-    (tmp_path / "evalctl.toml").write_text(doc_block("directory only: not beside the suite files"))
+    (tmp_path / "evalctl.toml").write_text(doc_block("`evalctl.toml` in your project directory"))
     (tmp_path / "mychecks.py").write_text(doc_block("`mychecks.py` beside it"))
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "brief.toml").write_text(SUITE)

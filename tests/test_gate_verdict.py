@@ -126,9 +126,13 @@ def test_the_gate_rule_is_swappable_and_statistical_is_the_default() -> None:
         def evidence(self, *_: object) -> None:
             return None
 
+        def judged_by(self, *_: object) -> str:
+            return self.name
+
     run = f.run([f.case("s/a", "fail")])
     baseline = f.baseline({"s/a": "pass"})
-    assert RULES["strict"](baseline, run, 0.05) is STRICT
+    # `strict` names the rule of every suite that names none of its own.
+    assert RULES["strict"](baseline, run, 0.05).judged_by("s/a") == STRICT.name
     # One pass -> fail of one sample each: strict gates, the default weighs it as noise.
     assert compare_baseline(baseline, run, rule=STRICT).exit_code == ExitCode.GATE_FAILED
     default = compare_baseline(baseline, run)

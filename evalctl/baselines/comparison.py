@@ -87,6 +87,20 @@ class CaseChange(BaseModel):
     p_value: float | None = None
     adjusted_p_value: float | None = None
     cause: str | None = None
+    # With `run --baseline`: `confirmed` (its confirmation samples made the drop a
+    # regression), `not confirmed` (they did not), `not re-sampled` (no sample could have).
+    confirmation: str | None = None
+
+
+class ConfirmationReport(BaseModel):
+    """What the run's confirmation step (`run --baseline`) gave the gate."""
+
+    samples: int
+    baseline_samples: int
+    # Drops re-sampled and confirmed, re-sampled and not confirmed, and not re-sampled.
+    confirmed: list[str] = []
+    not_confirmed: list[str] = []
+    not_resampled: list[str] = []
 
 
 class CheckChange(BaseModel):
@@ -117,8 +131,10 @@ class MetricChange(BaseModel):
     baseline_mean: float
     baseline_sd: float
     tolerance: float
-    # baseline_mean * (1 + tolerance) + 2 * baseline_sd
+    # baseline_mean * (1 + tolerance) + the prediction margin (evalctl.baselines.metrics)
     limit: float
+    # The false-alarm rate this metric was gated at (its share of the metric gates' alpha).
+    alpha: float | None = None
 
 
 class MetricReport(BaseModel):
@@ -132,6 +148,13 @@ class MetricReport(BaseModel):
     baseline_samples: int = 0
     tolerance: float | None = None
     limit: float | None = None
+    # How many cases the figures are over: the cases both sides hold (0: not known).
+    cases: int = 0
+    # The false-alarm rate the metric is gated at, where it gates.
+    alpha: float | None = None
+    # Why the metric could not be compared or gated as usual (e.g. a baseline with only
+    # whole-suite figures against a narrowed run); None when it was.
+    note: str | None = None
 
 
 class SuiteTestReport(BaseModel):
@@ -149,6 +172,9 @@ class SuiteTestReport(BaseModel):
 class SuiteStats(BaseModel):
     """What the statistical gate weighed in one suite, for --json."""
 
+    # How its drops were tested: `confirmation` (against the run's confirmation samples),
+    # else `suite tests` (the run's own samples, per-case and suite-level tests).
+    method: str = "suite tests"
     # Cases that entered the gate, and those whose samples disagree (they carry evidence).
     cases: int
     informative: int
@@ -368,6 +394,11 @@ class Comparison(BaseModel):
     platform_changes: list[str] = []
     # Per suite: the statistical gate's tests and p-values (--json), and the metrics.
     suites: dict[str, SuiteStats] = {}
+    # Per suite: the rule that judged its cases (`statistical`, `exact`, `strict`; a suite
+    # with cases of both kinds lists both, e.g. `statistical + exact (3 cases)`).
+    rules: dict[str, str] = {}
+    # With a run made with `run --baseline`: which drops its confirmation samples confirmed.
+    confirmation: ConfirmationReport | None = None
     metrics: dict[str, list[MetricReport]] = {}
     # One field per category (CATEGORIES describes each).
     regressions: list[CaseChange] = []

@@ -82,6 +82,10 @@ class GateRule(Protocol):
         """The figures a decision rests on (p-values, both rates); None when there are none."""
         ...
 
+    def judged_by(self, key: str) -> str:
+        """Which rule decided this case: `statistical`, `exact` or `strict`."""
+        ...
+
 
 class StrictRule:
     """Any pass -> fail gates; a flaky baseline gates only on a credible drop of its pass
@@ -100,6 +104,9 @@ class StrictRule:
     def evidence(self, key: str, check: str | None = None) -> Evidence | None:
         return None
 
+    def judged_by(self, key: str) -> str:
+        return self.name
+
 
 STRICT = StrictRule()
 
@@ -108,7 +115,9 @@ RuleFactory = Callable[[Baseline, RunResult, float], GateRule]
 
 
 def _strict(baseline: Baseline, run: RunResult, alpha: float) -> GateRule:
-    return STRICT
+    # Strict for every suite that names no rule of its own; exact cases stay exact, and a
+    # suite with `gate = "statistical"` is still weighed.
+    return StatisticalRule(baseline, run, alpha, default=STRICT.name)
 
 
 RULES: dict[str, RuleFactory] = {StatisticalRule.name: StatisticalRule, STRICT.name: _strict}
@@ -155,13 +164,15 @@ def compare_baseline(
         run_provider=run.provider.name,
         run_model=run.provider.model,
         gate=rule.name,
-        alpha=getattr(rule, "alpha", None),
+        alpha=rule.alpha if isinstance(rule, StatisticalRule) else None,
         platform_changes=(
             platform_diff(baseline.platform, run.platform)
             if baseline.platform is not None and run.platform is not None
             else []
         ),
-        suites=dict(getattr(rule, "suites", {})),
+        suites=dict(rule.suites) if isinstance(rule, StatisticalRule) else {},
+        rules=dict(rule.rules) if isinstance(rule, StatisticalRule) else {},
+        confirmation=rule.confirmation if isinstance(rule, StatisticalRule) else None,
         metrics=metrics,
         metric_regressions=metric_regressions,
         warnings=_mismatch_warnings(baseline, run),
@@ -185,6 +196,7 @@ def compare_baseline(
             cmp.unscored.append(_unscored(case, in_baseline=False))
         else:
             cmp.new.append(NewCase(key=key, status=case.status))
+    cmp.warnings.extend(_seed_warnings(baseline, run))
     if (cmp.within_noise or cmp.check_within_noise) and not baseline.pass_counts:
         # Said where it bites: against one sample, the drops above can never gate alone.
         cmp.warnings.append(
@@ -235,7 +247,7 @@ def _sort_checks(
 ) -> None:
     """The checks of a case whose own status held: which moved, and where each is listed."""
     checks = baseline.checks.get(case.key, {})
-    weighed = isinstance(rule, StatisticalRule)
+    weighed = rule.judged_by(case.key) == "statistical"
     if not weighed and expected == "flaky":
         return  # strict: one repeat of a noisy case says nothing about its checks
     worse, better, noise = _check_changes(rule, checks, case)
@@ -296,13 +308,40 @@ def _with_evidence(entry: CaseChange, evidence: Evidence) -> CaseChange:
     return entry.model_copy(
         update={
             "baseline_rate": RateInterval.of(evidence.baseline),
-            "current_rate": RateInterval.of(evidence.run),
+            "current_rate": RateInterval.of(evidence.run) if evidence.run[1] else None,
             "p_value": evidence.p_value,
             "adjusted_p_value": evidence.adjusted_p_value,
             "cause": evidence.cause,
             "reason": evidence.text,
+            "confirmation": evidence.confirmation,
         }
     )
+
+
+def _seed_warnings(baseline: Baseline, run: RunResult) -> list[str]:
+    """A run whose samples were sent seeds the baseline's samples used repeats its draws:
+    they are not independent of the baseline, and the gate's error rates assume they are."""
+    warnings = []
+    for suite, sampled in sorted(baseline.sampling.items()):
+        used = set(sampled.seeds)
+        if not used or not sampled.temperature:
+            continue
+        overlap = sorted(
+            {
+                a.sampling.seed
+                for c in run.cases
+                if c.suite == suite
+                for a in c.attempts
+                if a.sampling is not None and a.sampling.seed in used and a.sampling.temperature
+            }
+        )
+        if overlap:
+            shown = ", ".join(str(seed) for seed in overlap[:5])
+            warnings.append(
+                f"suite {suite!r}: the run sent seeds the baseline's samples used ({shown}): "
+                "those samples repeat the baseline's draws instead of drawing afresh"
+            )
+    return warnings
 
 
 def _with_rates(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from evalctl.chat import Sampling
 from evalctl.providers.base import Provider, sent_sampling
 from evalctl.results.models import CaseResult, CheckStatus, PassCount, prompt_ref
 from evalctl.retry import RetryPolicy
@@ -86,6 +87,35 @@ def run_case(
         sampling=last.attempt.sampling,
         check_counts=check_counts(scored) if len(scored) > 1 else {},
     )
+
+
+def confirmation_attempts(
+    setup: CaseSetup,
+    provider: Provider,
+    retry: RetryPolicy,
+    samplings: list[Sampling],
+    *,
+    crash_retries: int,
+) -> tuple[list[AttemptOutcome], dict[str, PassCount]]:
+    """One confirmation sample per entry of `samplings` (`run --baseline`, evalctl.runner.
+    confirm): every try marked `confirmation`, with what it was sent, and the per-check
+    counts over the scored ones. A daemon that died mid-sample is retried like a repeat."""
+    tries: list[AttemptOutcome] = []
+    kept: list[AttemptOutcome] = []
+    for sampling in samplings:
+        this = dataclasses.replace(setup, sampling=sampling)
+        outcome = _attempt(this, provider, retry, True)
+        tries.append(outcome)
+        retried = 0
+        while outcome.attempt.server_crashed and retried < crash_retries:
+            retried += 1
+            outcome = _attempt(this, provider, retry, True)
+            tries.append(outcome)
+        kept.append(outcome)
+    for outcome in tries:
+        outcome.attempt.confirmation = True
+    scored = [o for o in kept if o.attempt.status in ("pass", "fail")]
+    return tries, check_counts(scored)
 
 
 def _attempt(

@@ -1,0 +1,93 @@
+"""`run --baseline B --confirm R|auto|0`: the flags, and the plan the runner confirms by.
+
+The runner reads no baseline (runner and baselines are sibling layers), so the command line
+turns the baseline file into a `ConfirmPlan`: each case's and check's baseline counts (a
+one-sample baseline counts a status as one sample), how each suite was sampled, and the
+shares of the false-alarm budget (`baselines.budget`) the gate will test at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evalctl.baselines.budget import Budget
+from evalctl.baselines.model import Baseline, read_baseline
+from evalctl.errors import BadInputError
+from evalctl.runner.confirm import ConfirmPlan
+
+BASELINE = typer.Option(
+    "--baseline",
+    metavar="FILE",
+    help="The baseline `compare` will gate on: cases whose pass rate dropped below it are "
+    "re-sampled (--confirm) so the gate can tell a broken case from noise.",
+)
+CONFIRM = typer.Option(
+    "--confirm",
+    metavar="R|auto|0",
+    help="With --baseline: confirmation samples per dropped case (fresh seeds from the "
+    "baseline's K on). auto (default): the fewest that make a clean case failing all of them "
+    "significant for the run's size; 0: off.",
+)
+
+_ONE_SAMPLE = {"pass": (1, 1), "fail": (0, 1)}
+
+
+def parse_confirm(value: str | None) -> int | None:
+    """`auto` (or not given) -> None; a whole number >= 0 -> itself."""
+    if value is None or value.strip().lower() == "auto":
+        return None
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise BadInputError(
+            f"must be 'auto' or a whole number of samples (0: off), not {value!r}",
+            field="--confirm",
+        )
+    return count
+
+
+def confirm_plan(
+    baseline_path: Path | None, confirm: str | None, alpha: float = Budget().alpha
+) -> ConfirmPlan | None:
+    """The plan for `run --baseline`; None without --baseline. `--confirm` alone is bad
+    usage: there is nothing to confirm against."""
+    samples = parse_confirm(confirm)
+    if baseline_path is None:
+        if confirm is not None:
+            raise BadInputError(
+                "needs --baseline: drops are confirmed against it", field="--confirm"
+            )
+        return None
+    baseline = read_baseline(baseline_path)
+    return plan_from(baseline, str(baseline_path), samples, Budget(alpha))
+
+
+def plan_from(baseline: Baseline, path: str, samples: int | None, budget: Budget) -> ConfirmPlan:
+    case_counts: dict[str, tuple[int, int]] = {}
+    for key, status in baseline.baselines.items():
+        counts = baseline.pass_counts.get(key)
+        found = counts.as_tuple() if counts is not None else _ONE_SAMPLE.get(status)
+        if found is not None:
+            case_counts[key] = found
+    check_counts: dict[str, dict[str, tuple[int, int]]] = {}
+    for key, checks in baseline.checks.items():
+        for name, check_status in checks.items():
+            if check_status in _ONE_SAMPLE:
+                check_counts.setdefault(key, {})[name] = _ONE_SAMPLE[check_status]
+    for key, counted in baseline.check_counts.items():
+        for name, count in counted.items():
+            check_counts.setdefault(key, {})[name] = count.as_tuple()
+    return ConfirmPlan(
+        baseline_path=path,
+        samples=samples,
+        alpha=budget.alpha,
+        case_level=budget.cases,
+        check_level=budget.checks,
+        case_counts=case_counts,
+        check_counts=check_counts,
+        sampling=dict(baseline.sampling),
+    )

@@ -21,7 +21,7 @@ from pydantic import (
 
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
-from evalctl.results.models import SuiteGate
+from evalctl.results.models import GateRuleName, SuiteGate
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # `[suite] tool_choice`'s words; anything else names a tool.
@@ -61,6 +61,11 @@ class CaseTemplate(CaseDefaults):
     description: str | None = None
     input: dict[str, Any] | None = None
     expected: dict[str, Any] | None = None
+    # A file (relative to the suite file) whose text, a template over the row, is each case's
+    # `input.prompt`; the path may be a template too.
+    prompt_file: str | None = None
+    # A case's labels and tags from its row (`__metadata:*` columns, Inspect's metadata).
+    metadata: dict[str, Any] | str | None = None
     # Keys written as a placeholder (`threshold = "{{ __threshold }}"`), kept aside as
     # written: a row's value fills them, and the case it makes is validated as any case.
     _placeholders: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -110,6 +115,9 @@ class SuiteTable(_SamplingFields):
     # Bumped when cases or prompts change meaning; shards of different versions do not merge.
     version: str = "1"
     system_prompt: str = ""
+    # A file (relative to the suite file) whose text, a template over each case's values, is
+    # the prompt of every case that has no input of its own.
+    prompt_file: str | None = None
     # Tools offered to the model: declared below in [[suite.tool]], built in, or from a plugin.
     tools: list[str] = Field(default_factory=list)
     # Tools this suite declares itself (fixture, command, python or mock backed).
@@ -135,9 +143,23 @@ class SuiteTable(_SamplingFields):
     id_template: str | None = None
     case_template: CaseTemplate | None = None
     defaults: CaseDefaults | None = None
-    # `[suite.gate]`: metric gates this suite opts into (tokens out, latency, cost), each a
-    # relative tolerance above the baseline; `compare` reports every metric, gates on these.
-    gate: SuiteGate | None = None
+    # `gate = "strict"` (or "statistical"): the rule `compare` judges this suite's cases by.
+    # `[suite.gate]`, a table: metric gates this suite opts into (tokens out, latency, cost),
+    # each a relative tolerance above the baseline, and the rule as its `rule` key.
+    gate: GateRuleName | SuiteGate | None = None
+
+    @property
+    def metric_gate(self) -> SuiteGate | None:
+        """The metric tolerances of `[suite.gate]`; None when it names none."""
+        if not isinstance(self.gate, SuiteGate):
+            return None
+        metrics = self.gate.model_copy(update={"rule": None})
+        return None if metrics == SuiteGate() else metrics
+
+    @property
+    def gate_rule(self) -> GateRuleName | None:
+        """The gate rule this suite asked for; None: `compare`'s own."""
+        return self.gate.rule if isinstance(self.gate, SuiteGate) else self.gate
     # The application under test (`target = {...}`, or several `[[suite.target]]`, one per
     # type): the first runs the suite when no --provider is given (docs/targets.md).
     target: list[TargetConfig] = Field(default_factory=list)
@@ -207,6 +229,20 @@ class CaseEntry(_SamplingFields):
     features: list[str] = Field(default_factory=list)
     # Free-form labels (`owner = "search"`), selected on with `--meta key=value`.
     metadata: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _labels_as_text(cls, value: Any) -> Any:
+        """A row's number or boolean label (`__metadata:priority = 1` in a JSON row) is its
+        text, as `--meta priority=1` would name it."""
+        if not isinstance(value, dict):
+            return value
+        return {
+            k: (str(v).lower() if isinstance(v, bool) else str(v))
+            if isinstance(v, int | float)
+            else v
+            for k, v in value.items()
+        }
     input: dict[str, Any]
     expected: dict[str, Any] = Field(default_factory=dict)
     # `[[case.assert]]` tables; the suite's kind validates them (the `assert` kind does).

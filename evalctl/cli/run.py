@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from pydantic import BaseModel
+from rich.markup import escape
 from rich.table import Table
 
 from evalctl.cases.select import parse_meta
-from evalctl.cli import options
+from evalctl.cli import confirm_option, options
 from evalctl.cli.output import emit, stdout
-from evalctl.cli.run_matrix import matrix_plan, matrix_reports, run_matrix
+from evalctl.cli.run_matrix import matrix_plan, matrix_reports, resumed_cell, run_matrix
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.text import STATUS_STYLE, plural
@@ -49,6 +51,8 @@ class RunOutput(BaseModel):
     shard: str | None = None  # "i/n"
     junit_path: str | None = None
     markdown_path: str | None = None
+    # A resumed matrix cell: the matrix index it was put back into.
+    matrix_path: str | None = None
 
 
 def _fmt_rate(rate: float | None) -> str:
@@ -66,8 +70,13 @@ def render(out: RunOutput) -> None:
             detail = f"{line.repeats}; {detail}" if detail else line.repeats
         colour = STATUS_STYLE.get(line.status, "dim")
         pid = (str(line.daemon_pid or "-"),) if pids else ()
+        # An error's words are text, not Rich markup: "[judge] provider" must stay.
         table.add_row(
-            line.key, f"[{colour}]{line.status}[/]", f"{line.latency_ms:.0f} ms", *pid, detail
+            escape(line.key),
+            f"[{colour}]{line.status}[/]",
+            f"{line.latency_ms:.0f} ms",
+            *pid,
+            escape(detail),
         )
     stdout.print(table)
     s = out.summary
@@ -79,7 +88,11 @@ def render(out: RunOutput) -> None:
         f"tokens in/out {s.usage.input_tokens}/{s.usage.output_tokens}"
     )
     stdout.print(f"results: {out.results_path}")
-    for label, path in (("junit", out.junit_path), ("markdown", out.markdown_path)):
+    for label, path in (
+        ("junit", out.junit_path),
+        ("markdown", out.markdown_path),
+        ("matrix", out.matrix_path),
+    ):
         if path:
             stdout.print(f"{label}: {path}")
 
@@ -91,6 +104,7 @@ def run(
     case: Annotated[list[str] | None, options.CASE] = None,
     feature: Annotated[list[str] | None, options.FEATURE] = None,
     meta: Annotated[list[str] | None, options.META] = None,
+    limit: Annotated[int | None, options.LIMIT] = None,
     script: Annotated[Path | None, options.SCRIPT] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
     out: Annotated[
@@ -169,7 +183,10 @@ def run(
     temperature: Annotated[float | None, options.TEMPERATURE] = None,
     seed: Annotated[int | None, options.SEED] = None,
     samples: Annotated[int | None, options.SAMPLES] = None,
+    baseline: Annotated[Path | None, confirm_option.BASELINE] = None,
+    confirm: Annotated[str | None, confirm_option.CONFIRM] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
+    allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -185,6 +202,9 @@ def run(
     --temperature and --seed override every suite's and case's sampling.
     --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
     --no-tools-exec refuses suites whose tools run code (docs/security.md).
+    --baseline B re-samples each case whose pass rate dropped below B's, --confirm R times
+    (default auto, 0: off), so `evalctl compare B RESULTS` can tell a broken case from noise.
+    --allow-outside-paths lets suites name files outside their project (docs/security.md).
 
     Several --provider or --model values, or a [matrix] in evalctl.toml when neither is
     given, run a matrix: one run per provider x model x prompt variant, each in
@@ -194,6 +214,10 @@ def run(
     """
     from evalctl.sharding import parse_shard
 
+    options.path_rule(allow_outside_paths, no_tools_exec)
+    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+        # A case that times out at once would end in error: exit 3, for what is bad usage.
+        raise BadInputError(f"{timeout:g} is not a number of seconds above 0", field="--timeout")
     exclusive = (resume, shard, junit, markdown, restart_per_case)
     plan = matrix_plan(provider or [], model or [], exclusive)
     # A matrix's cells name their own provider and model.
@@ -229,6 +253,7 @@ def run(
                 case_glob=options.case_globs(case),
                 features=feature or None,
                 meta=parse_meta(meta) or None,
+                limit=limit,
                 repeats=repeats,
                 timeout_s=timeout,
                 shard=shard_spec,
@@ -253,10 +278,12 @@ def run(
             progress and not as_json,
         )
         request.shard = shard_spec
+        request.limit = limit
     _restart_settings(request, resume, restart_per_case, cooldown)
     _sampling_flags(request, resume, temperature, seed, samples)
     request.judge_cache = judge_cache
     request.tools_exec = not no_tools_exec
+    request.confirm = confirm_option.confirm_plan(baseline, confirm)
     if plan is not None:
         return run_matrix(request, plan[0], as_json)
     if request.provider == "all":
@@ -290,6 +317,9 @@ def run(
         shard=f"{shard_spec[0]}/{shard_spec[1]}" if shard_spec else None,
     )
     output.junit_path, output.markdown_path, markdown_text = _write_reports(result, junit, markdown)
+    if request.resume and request.out_dir is not None:
+        matrix_path = resumed_cell(request.out_dir, outcome.results_path)
+        output.matrix_path = str(matrix_path) if matrix_path else None
     emit(output, as_json, render)
     if markdown == MARKDOWN_STDOUT and markdown_text is not None:
         # `--markdown -` prints it after the table, as `report --markdown -` does (it once
@@ -321,7 +351,9 @@ def _render_all(out: AllProvidersOutput) -> None:
         table.add_column(column, overflow="fold")
     for line in out.runs:
         if line.summary is None:
-            table.add_row(line.provider, "[dim]skipped[/]", "-", "-", line.skip_reason or "")
+            table.add_row(
+                line.provider, "[dim]skipped[/]", "-", "-", escape(line.skip_reason or "")
+            )
             continue
         s = line.summary
         table.add_row(

@@ -27,11 +27,30 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
 from evalctl.providers.base import CAP_EMBEDDINGS, CAP_JSON_SCHEMA, CAP_TOOLS, Provider
+
+# Fills placeholders in a value from a case's values: (value, values) -> (the filled value,
+# the problems found, each in words).
+ValueRenderer = Callable[[Any, Mapping[str, Any]], tuple[Any, list[str]]]
+
+
+@dataclass(frozen=True)
+class CaseValues:
+    """What the run's cases give a stand-in provider's templates (a reply script's replies):
+    each case's values by case key (`suite/id`), and the renderer that fills them in. The
+    runner hands them in: the cases' template renderer sits in a layer above this one."""
+
+    by_key: Mapping[str, Mapping[str, Any]]
+    render: ValueRenderer
+
+    def values_for(self, tag: str) -> Mapping[str, Any] | None:
+        """The values of the case a request tagged `tag` belongs to (a side request's tag,
+        `suite/id#judge`, belongs to its case); None for a tag of no case."""
+        return self.by_key.get(tag.partition("#")[0])
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,8 @@ class ProviderOptions:
     script: Path | None = None
     # Provider-specific knobs that have no CLI flag of their own yet.
     extra: Mapping[str, str] = field(default_factory=dict)
+    # The run's cases' values, for a reply script templated over the row; None: no run.
+    case_values: CaseValues | None = None
 
 
 ProviderFactory = Callable[[ProviderOptions], Provider]
@@ -64,6 +85,9 @@ class ProviderTraits:
     billed: bool = False
     # `--provider all` runs it; the scripted replayer is a test tool and joins only with --script.
     real: bool = True
+    # Its answers cannot vary between samples (a reply script): `compare` judges its cases
+    # exactly, any pass -> fail a regression, and `run --baseline` never re-samples them.
+    deterministic: bool = False
     # Any of these set in the environment selects it when `--provider` is not given.
     detect_env: tuple[str, ...] = ()
     # How it runs on this machine, where that is known without creating it (the local
@@ -215,6 +239,12 @@ def _create_scripted(options: ProviderOptions) -> Provider:
     return create_scripted(options)
 
 
+def _create_echo(options: ProviderOptions) -> Provider:
+    from evalctl.providers.echo import create as create_echo
+
+    return create_echo(options)
+
+
 def _target_factory(name: str) -> ProviderFactory:
     # A target's settings live in its suite's `[[suite.target]]`: the runner builds it from
     # there (evalctl.runner.targets); asked for by name alone, there is nothing to build.
@@ -300,6 +330,19 @@ def register(registry: ProviderRegistrar) -> None:
             capabilities=_CHAT_AND_EMBEDDINGS,
             concurrent=True,
             real=False,
+            deterministic=True,
+        ),
+    )
+    registry.add_provider(
+        "echo",
+        _create_echo,
+        ProviderTraits(
+            "answers each request with its last user message as sent, no tools (checks "
+            "templates and prompt variants)",
+            # It accepts every request a chat provider does, so no suite is skipped on it.
+            capabilities=_CHAT,
+            concurrent=True,
+            real=False,
         ),
     )
     # The targets: set up per suite, never detected, and not in `--provider all` (they are
@@ -378,6 +421,19 @@ def capabilities_of(name: str) -> frozenset[str]:
 def is_concurrent(name: str) -> bool:
     spec = _specs().get(name)
     return spec is not None and spec.concurrent
+
+
+def is_deterministic(name: str) -> bool:
+    """A registered provider whose answers cannot vary (`ProviderTraits.deterministic`)."""
+    spec = _specs().get(name)
+    return spec is not None and spec.traits.deterministic
+
+
+def is_stand_in(name: str) -> bool:
+    """A registered provider that is no model (`ProviderTraits.real` False): a reply script,
+    echo, an application target. An unregistered name (a test double) is not one."""
+    spec = _specs().get(name)
+    return spec is not None and not spec.real
 
 
 def is_billed(name: str) -> bool:

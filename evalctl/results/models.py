@@ -181,6 +181,10 @@ class Attempt(_Strict):
     # Set in a sampled run (`--samples`), where each repeat is sent its own seed and maybe
     # temperature: what this attempt was sent, as the provider sent it.
     sampling: Sampling | None = None
+    # A confirmation sample (`run --baseline`): the case dropped below its baseline, and this
+    # fresh sample re-measures it. It is not one of the run's own repeats: the case's status,
+    # pass rate and `pass_counts()` leave it out; the gate tests the baseline against these.
+    confirmation: bool = False
 
 
 class CaseDaemon(_Strict):
@@ -239,12 +243,30 @@ class CaseResult(_Strict):
     # had it `pass` (`runs` counts those where it was `pass` or `fail`; n/a and error are
     # left out, and a check never pass or fail is absent).
     check_counts: dict[str, PassCount] = Field(default_factory=dict)
+    # Its answers cannot vary between samples (the scripted provider, a case no model answers,
+    # a deterministic provider or target): the gate compares it exactly, any pass -> fail.
+    deterministic: bool = False
+    # Per check, over the confirmation samples (`Attempt.confirmation`), as `check_counts`.
+    confirmation_check_counts: dict[str, PassCount] = Field(default_factory=dict)
 
     def pass_counts(self) -> tuple[int, int]:
-        """(passed, scored) over the attempts. Crash retries end in `error`, so they do not
-        count: what remains is one scored attempt per repeat."""
-        scored = [a.status for a in self.attempts if a.status in ("pass", "fail")]
+        """(passed, scored) over the run's own attempts. Crash retries end in `error`, so
+        they do not count: what remains is one scored attempt per repeat. Confirmation
+        samples are left out (`confirmation_counts`)."""
+        scored = [
+            a.status for a in self.attempts if a.status in ("pass", "fail") and not a.confirmation
+        ]
         return scored.count("pass"), len(scored)
+
+    def confirmation_counts(self) -> tuple[int, int]:
+        """(passed, scored) over the confirmation samples; (0, 0) when it had none."""
+        scored = [a.status for a in self.attempts if a.status in ("pass", "fail") and a.confirmation]
+        return scored.count("pass"), len(scored)
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether the run re-sampled this case to confirm a drop."""
+        return any(a.confirmation for a in self.attempts)
 
 
 class ProviderInfo(_Strict):
@@ -266,6 +288,11 @@ class Shard(_Strict):
     selection: list[str] = Field(default_factory=list)
 
 
+# The case rules a suite may ask for (`[suite] gate`); `exact` is chosen by evalctl itself
+# for cases whose answers cannot vary.
+GateRuleName = Literal["statistical", "strict"]
+
+
 class SuiteGate(_Strict):
     """A suite's opt-in metric gates (`[suite.gate]`): each a relative tolerance above the
     baseline (0.25 = 25%), on top of twice the spread the baseline measured over its samples.
@@ -275,6 +302,39 @@ class SuiteGate(_Strict):
     latency_p50: float | None = Field(default=None, ge=0)
     latency_p95: float | None = Field(default=None, ge=0)
     cost: float | None = Field(default=None, ge=0)
+    # The rule `compare` judges the suite's cases by (`[suite] gate = "strict"` says it
+    # without the table); None: compare's own. Kept out of `RunSettings.gates`.
+    rule: GateRuleName | None = None
+
+
+
+class ConfirmSettings(_Strict):
+    """How `run --baseline B` confirmed drops: each case (or check) whose pass rate fell
+    below the baseline's, and that could still turn out significant, was sampled `samples`
+    more times with fresh seeds at the baseline's sampling (evalctl.confirmstats)."""
+
+    baseline: str
+    samples: int = Field(ge=0)
+    # `--confirm auto` chose `samples` (False: given as a number).
+    auto: bool = True
+    # The baseline's samples per case (K), and how many cases and check strata the gate tests
+    # statistically (the family sizes `samples` and the selection were computed for).
+    baseline_samples: int = Field(ge=1)
+    tested_cases: int = Field(ge=0)
+    tested_checks: int = Field(ge=0)
+    # The exit code's false-alarm budget and the shares of it for cases and for checks.
+    alpha: float
+    case_level: float
+    check_level: float
+    # Per suite: whether the run's own samples were drawn like the baseline's (same
+    # temperature and top_p, fresh seeds), so the first samples enter the test.
+    first_like_baseline: dict[str, bool] = Field(default_factory=dict)
+    # Per suite, the seeds the confirmation samples were sent (from the baseline's K on).
+    seeds: dict[str, list[int]] = Field(default_factory=dict)
+    # The cases that were re-sampled, and those that dropped but could not become
+    # significant however the samples came out (not re-sampled: they cost nothing).
+    confirmed: list[str] = Field(default_factory=list)
+    futile: list[str] = Field(default_factory=list)
 
 
 class RunSettings(_Strict):
@@ -302,12 +362,18 @@ class RunSettings(_Strict):
     # `--feature` tags and `--meta` pairs the run selected cases by (baselines.scope).
     feature_filter: list[str] = Field(default_factory=list)
     meta_filter: dict[str, str] = Field(default_factory=dict)
+    # `--limit N`: each suite ran its first N selected cases (baselines.scope).
+    limit: int | None = None
     shard: Shard | None = None
     # The full-benchmark procedure: a fresh daemon per case, `cooldown_s` apart.
     restart_per_case: bool = False
     cooldown_s: float = 0.0
     # Per suite, the metric gates its `[suite.gate]` asked for; a suite without one is absent.
     gates: dict[str, SuiteGate] = Field(default_factory=dict)
+    # `run --baseline B` (with `--confirm`, default auto): how drops were confirmed.
+    confirm: ConfirmSettings | None = None
+    # Per suite, the gate rule its `[suite] gate = "..."` asked for; absent: compare's own.
+    gate_rules: dict[str, str] = Field(default_factory=dict)
     # A matrix cell's prompt variant, the template each case's prompt was wrapped in
     # (evalctl.runner.prompt_variant); None: the prompts went as the cases build them.
     prompt_template: str | None = None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalctl.results.models import RunResult
+from evalctl.runner.confirm import ConfirmPlan
 
 
 @dataclass
@@ -16,6 +17,8 @@ class RunRequest:
     paths: list[Path] | None = None  # suite files or directories; default: settings.cases_dir
     suites: list[str] = field(default_factory=list)
     case_glob: str | None = None
+    # `--limit N`: the first N cases of each suite, after the other filters.
+    limit: int | None = None
     # `--feature` tags and `--meta` pairs a selected case has, all of them.
     features: list[str] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
@@ -46,6 +49,8 @@ class RunRequest:
     # A matrix cell's prompt variant: a template wrapping each case's prompt as `{{ prompt }}`
     # (evalctl.runner.prompt_variant); None sends the prompt as the case builds it.
     prompt_template: str | None = None
+    # `--baseline B` with `--confirm`: re-sample the cases that dropped below B (runner.confirm).
+    confirm: ConfirmPlan | None = None
 
 
 @dataclass

@@ -14,13 +14,14 @@ from types import FrameType
 from typing import Any
 
 from evalctl import __version__
-from evalctl.cases.loader import load_all, refuse_tool_exec, select
+from evalctl.cases.loader import SuiteErrors, load_all, refuse_tool_exec, select
 from evalctl.cases.requirements import unmet_requirement
 from evalctl.cases.schema import Suite
 from evalctl.cases.select import CaseFilter
+from evalctl.chat import Sampling
 from evalctl.config import Settings
 from evalctl.embeddings import Embedder
-from evalctl.errors import EvalctlError, ExitCode
+from evalctl.errors import BadInputError, EvalctlError, ExitCode
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, make_judge
 from evalctl.providers.base import (
@@ -29,11 +30,18 @@ from evalctl.providers.base import (
     provider_run_settings,
     sent_sampling,
 )
-from evalctl.providers.registry import ProviderOptions, create, detect, is_concurrent
+from evalctl.providers.registry import (
+    ProviderOptions,
+    create,
+    detect,
+    is_concurrent,
+    is_deterministic,
+)
 from evalctl.providers.scripted import Script, ScriptedProvider, check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     CaseResult,
+    ConfirmSettings,
     ProviderInfo,
     RunResult,
     RunSettings,
@@ -47,7 +55,8 @@ from evalctl.retry import RetryPolicy
 from evalctl.runner import environment, resume
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.attempt import CaseSetup
-from evalctl.runner.case import run_case, skipped_case
+from evalctl.runner.case import confirmation_attempts, run_case, skipped_case
+from evalctl.runner.confirm import ConfirmPlan, confirm_drops
 from evalctl.runner.embedding import run_embedder
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
@@ -59,6 +68,7 @@ from evalctl.runner.sampling import (
     sample_sampling,
     sample_settings,
 )
+from evalctl.runner.script_values import reply_problems, run_case_values
 from evalctl.runner.suite_tools import suite_tools
 from evalctl.runner.targets import SuiteTargets
 from evalctl.scoring.judging import JudgeService, JudgeSetup
@@ -150,6 +160,12 @@ def _refuse_unanswered_judges(
         raise first
 
 
+def _raise_all(errors: list[BadInputError]) -> None:
+    """Every error at once (exit 2), where there is any."""
+    if errors:
+        raise errors[0] if len(errors) == 1 else SuiteErrors(errors)
+
+
 def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None:
     """The scripted provider with no replies, for `--provider scripted` without `--script`
     where every suite is of a model-free kind (one with `direct_calls`, as `retrieval`):
@@ -184,6 +200,7 @@ def execute_run(
         suite_names=narrowed_to,
         case_glob=request.case_glob,
         case_filter=CaseFilter(features=tuple(request.features), meta=request.meta),
+        limit=request.limit,
     )
     if not request.tools_exec:
         refuse_tool_exec(suites)  # before anything runs: exit 2 naming each file and tool
@@ -194,7 +211,12 @@ def execute_run(
             code=ExitCode.BAD_INPUT,
         )
     options = ProviderOptions(
-        settings=settings, env=env, model=request.model, script=request.script
+        settings=settings,
+        env=env,
+        model=request.model,
+        script=request.script,
+        # A reply script is a template over each case (evalctl.runner.script_values).
+        case_values=run_case_values(suites),
     )
     check_spies(suites)  # a spied function that cannot be found is bad input, before any case
     # Suites that declare a target run against it (evalctl.runner.targets).
@@ -214,6 +236,7 @@ def execute_run(
             # Against every suite in scope, not only the selected ones: one script may serve
             # several suites run one --suite at a time.
             check_script_keys(request.script, [c.key for s in everything for c in s.cases])
+            _raise_all(reply_problems(request.script, run_case_values(suites)))
         if request.restart_per_case:
             provider = RestartPerCase.around(provider, cooldown_s=request.cooldown_s)
         # Grades `judge` assertions; it creates a judging provider only when one is needed.
@@ -305,6 +328,7 @@ def _execute(
         result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
         if result.sampling is None:  # a sampled case records its last sample's
             result.sampling = sent_sampling(provider, setup.sampling)
+        result.deterministic = _deterministic(setup, targets, provider)
         return result
 
     # Only providers whose backends take parallel requests run concurrently: the local daemon
@@ -328,6 +352,10 @@ def _execute(
         except KeyboardInterrupt:
             interrupted = True
 
+    if request.confirm is not None and not interrupted:
+        result.settings.confirm, interrupted = _confirm(
+            request.confirm, request, setups, finished, targets, provider, retry, journal
+        )
     # Keep file order, whatever order concurrent workers finished in.
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
     prompts = {prompt_ref(s.table.system_prompt): s.table.system_prompt for s in suites}
@@ -347,6 +375,49 @@ def _execute(
             hint=f"continue with: evalctl run --resume {out_dir}",
         )
     return RunOutcome(result=result, out_dir=out_dir, results_path=results_path)
+
+
+def _deterministic(setup: CaseSetup, targets: SuiteTargets, provider: Provider) -> bool:
+    """Whether the case's answers cannot vary between samples: no model answers it (a kind
+    with `direct_calls`), or its provider or target says so of itself."""
+    suite = setup.suite.name
+    answering = targets.provider_for(suite, provider)
+    return (
+        hasattr(setup.kind, "direct_calls")
+        or targets.deterministic(suite)
+        or is_deterministic(answering.name)
+    )
+
+
+def _confirm(
+    plan: ConfirmPlan,
+    request: RunRequest,
+    setups: list[CaseSetup],
+    finished: dict[str, CaseResult],
+    targets: SuiteTargets,
+    provider: Provider,
+    retry: RetryPolicy,
+    journal: Journal,
+) -> tuple[ConfirmSettings | None, bool]:
+    """The confirmation step of `run --baseline` (runner.confirm): what it did, and whether
+    it was interrupted (the samples taken until then are kept, the record is not)."""
+    by_key = {s.case.key: s for s in setups}
+    cases = [finished[s.case.key] for s in setups if s.case.key in finished]
+
+    def resample(case: CaseResult, setup: CaseSetup, samplings: list[Sampling]) -> None:
+        answering = targets.provider_for(setup.suite.name, provider)
+        outcomes, counts = confirmation_attempts(
+            setup, answering, retry, samplings, crash_retries=request.crash_retries
+        )
+        case.attempts.extend(o.attempt for o in outcomes)
+        case.confirmation_check_counts = counts
+        journal.append(case)
+
+    with _sigterm_as_interrupt():
+        try:
+            return confirm_drops(plan, cases, by_key, resample=resample), False
+        except KeyboardInterrupt:
+            return None, True
 
 
 def _header(
@@ -378,12 +449,14 @@ def _header(
             },
             max_tokens={s.name: s.table.max_tokens for s in suites},
             sampled=_sampled(request, provider, suites),
-            gates={s.name: s.table.gate for s in suites if s.table.gate is not None},
+            gates={s.name: g for s in suites if (g := s.table.metric_gate) is not None},
+            gate_rules={s.name: r for s in suites if (r := s.table.gate_rule) is not None},
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
             case_glob=request.case_glob,
             feature_filter=list(request.features),
             meta_filter=dict(request.meta),
+            limit=request.limit,
             shard=(
                 Shard(index=request.shard[0], count=request.shard[1], selection=selection)
                 if request.shard

@@ -41,8 +41,14 @@ class UnbuiltTarget:
 class SuiteTargets:
     """The target providers of one run's suites, by suite name."""
 
-    def __init__(self, providers: dict[str, Provider], run_provider: Provider | None):
+    def __init__(
+        self,
+        providers: dict[str, Provider],
+        run_provider: Provider | None,
+        deterministic: frozenset[str] = frozenset(),
+    ):
         self._providers = providers
+        self._deterministic = deterministic
         # The run's own provider where the targets stand for it; None: create one as usual.
         self.run_provider = run_provider
 
@@ -53,6 +59,7 @@ class SuiteTargets:
         if requested is not None and requested not in TARGET_TYPES:
             return cls({}, None)
         providers: dict[str, Provider] = {}
+        deterministic: set[str] = set()
         try:
             for suite in suites:
                 targets = suite.table.target
@@ -70,6 +77,8 @@ class SuiteTargets:
                         hint="docs/targets.md shows each target's table",
                     )
                 if chosen is not None:
+                    if chosen.deterministic:
+                        deterministic.add(suite.name)
                     try:
                         providers[suite.name] = build_target(
                             chosen,
@@ -91,7 +100,13 @@ class SuiteTargets:
                 provider.close()
             raise
         everyone = bool(suites) and all(s.name in providers for s in suites)
-        return cls(providers, providers[suites[0].name] if everyone else None)
+        return cls(
+            providers, providers[suites[0].name] if everyone else None, frozenset(deterministic)
+        )
+
+    def deterministic(self, suite: str) -> bool:
+        """Whether the suite runs against a target declared `deterministic = true`."""
+        return suite in self._deterministic
 
     def provider_for(self, suite: str, default: Provider) -> Provider:
         return self._providers.get(suite, default)

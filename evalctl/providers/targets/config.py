@@ -18,16 +18,20 @@ class _Target(BaseModel):
 
     # At most this long per request; the case's own time left still bounds it.
     timeout_s: float | None = Field(default=None, gt=0)
+    # The application answers the same input the same way every time: `compare` judges its
+    # cases exactly (any pass -> fail gates, whatever the baseline's K) and `run --baseline`
+    # never re-samples them. evalctl cannot know this of an application: the team says it.
+    deterministic: bool = False
     # The names of the tool calls the application reports in its reply: assertions may name
     # them, as they may name a spied function.
     tools: list[str] = Field(default_factory=list)
+    # The most one reply may be, in bytes (an http body, a command's stdout, a python
+    # function's text): past it the request is stopped and the case ends in `error`.
+    max_reply_bytes: int = Field(default=DEFAULT_REPLY_LIMIT, ge=1)
 
 
 class PythonTarget(_Target):
     """`module:function`, imported from the suite's folder first, then sys.path."""
-    # The most one reply may be, in bytes (an http body, a command's stdout, a python
-    # function's text): past it the request is stopped and the case ends in `error`.
-    max_reply_bytes: int = Field(default=DEFAULT_REPLY_LIMIT, ge=1)
 
     type: Literal["python"]
     function: str = Field(pattern=FUNCTION_PATTERN)

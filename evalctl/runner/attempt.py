@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -316,9 +318,23 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     )
 
 
+# A file name is at most 255 bytes on every common filesystem; a case id may be longer.
+_REPRO_NAME_CHARS = 120
+
+
+def repro_name(case_key: str) -> str:
+    """The repro file's name for a case: `suite__id`, with anything but letters, digits,
+    `.`, `-` and `_` replaced, and a long key cut and told apart by its hash."""
+    name = re.sub(r"[^\w.-]", "_", case_key.replace("/", "__"), flags=re.ASCII)
+    if len(name) > _REPRO_NAME_CHARS:
+        digest = hashlib.sha256(case_key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = f"{name[: _REPRO_NAME_CHARS - 17]}-{digest}"
+    return name
+
+
 def write_repro(run_dir: Path, case_key: str, request: CompletionRequest) -> Path:
     """Save the request that kept killing the daemon, so it can be replayed by hand."""
-    path = run_dir / "repros" / (case_key.replace("/", "__") + ".json")
+    path = run_dir / "repros" / (repro_name(case_key) + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, request.model_dump_json(indent=2) + "\n")
     return path

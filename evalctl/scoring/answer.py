@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from evalctl.userfiles import MAX_NESTING
+
 JsonFrom = Literal["whole", "fenced", "embedded"]
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)```", re.DOTALL)
@@ -65,5 +67,30 @@ def read_answer(text: str) -> Answer:
         except json.JSONDecodeError as exc:
             error = error or f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
             continue
+        except RecursionError:
+            # JSON nested past the parser's limit (an application can answer anything): no
+            # check can read it, and it must not end the run.
+            error = error or "not JSON that can be read: nested too deeply"
+            continue
+        except ValueError as exc:  # an integer of more digits than Python reads
+            error = error or f"not JSON that can be read: {exc}"
+            continue
+        if _deeper_than(value, MAX_NESTING):
+            error = error or f"not JSON that can be read: nested more than {MAX_NESTING} levels"
+            continue
         return Answer(text, value, source)
     return Answer(text, json_error=error)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` levels (iteratively: it must not recurse)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend(
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return False

@@ -77,6 +77,8 @@ class CommandTool:
             raise ToolFailedError(f"printed no JSON result ({exc.msg})") from None
         except RecursionError:
             raise ToolFailedError("printed JSON nested too deeply to read") from None
+        except ValueError as exc:  # an integer of more digits than Python reads
+            raise ToolFailedError(f"printed JSON that cannot be read: {exc}") from None
         return output_of(value, limit)
 
 

@@ -4,17 +4,21 @@ One keep-alive connection per worker thread (`-j` runs cases on several), reused
 run's requests. A 429, a 5xx, a timeout or a lost connection is a `TransientProviderError`,
 retried by the runner under the one retry policy (evalctl.retry) like any provider's; other
 statuses are permanent. Either way a case that cannot get an answer ends in `error`, never as
-a failed check. `${VAR}` in the URL and header values comes from the environment when the
-target is created; the header values among them are added to what evalctl redacts, by
-value, whatever the variable's name.
+a failed check. A request has a total deadline (the target's `timeout_s`, else the case's time
+left), headers and body included, and a body past `max_reply_bytes` is refused unread.
+`${VAR}` in the URL and header values comes from the environment when the target is created;
+the header values among them are added to what evalctl redacts, by value, whatever the
+variable's name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -27,16 +31,19 @@ from evalctl.errors import BadInputError, ProviderError, TransientProviderError
 from evalctl.providers.targets.config import HttpTarget
 from evalctl.providers.targets.reply import (
     TargetTraits,
+    read_json,
     refuse_side_request,
     render_template,
     target_input,
     to_response,
+    too_large,
     value_at,
 )
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # 429 (rate limited), 408 (request timeout) and the 5xx family are worth another try.
 _RETRIED = {408, 429}
+_CHUNK = 65536
 
 
 def expand(
@@ -53,6 +60,49 @@ def expand(
         return env[name]
 
     return _VAR.sub(value, text), used
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_body(response: http.client.HTTPResponse, limit: int) -> bytes:
+    """The body, read as it comes and refused past `limit` bytes (a Content-Length over it is
+    refused before reading any)."""
+    length = response.getheader("Content-Length") or ""
+    if length.strip().isdigit() and int(length) > limit:
+        raise _TooLarge
+    data = bytearray()
+    while chunk := response.read(_CHUNK):
+        data += chunk
+        if len(data) > limit:
+            raise _TooLarge
+    return bytes(data)
+
+
+class _Watchdog:
+    """Shuts the connection's socket down if the block is still running after `seconds`: a
+    read blocked on it then fails at once, and `fired` says why."""
+
+    def __init__(self, conn: http.client.HTTPConnection, seconds: float):
+        self._conn = conn
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self.fired = False
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self._conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
 
 
 def _retry_after(header: str | None) -> float | None:
@@ -136,16 +186,27 @@ class HttpTargetProvider(TargetTraits):
         payload = None if self._target.method == "GET" else json.dumps(body).encode()
         what = f"http target {self.model}"
         started = time.monotonic()
+        conn = self._connection(limit)
+        # The whole exchange, not each read, is bounded: a server trickling its headers or
+        # body a byte at a time never trips a read timeout, so the watchdog shuts the socket
+        # down at the deadline.
+        watchdog = _Watchdog(conn, limit)
         try:
-            conn = self._connection(limit)
-            conn.request(self._target.method, self._path, body=payload, headers=self._headers)
-            response = conn.getresponse()
-            data = response.read()
-        except TimeoutError:
+            with watchdog:
+                conn.request(self._target.method, self._path, body=payload, headers=self._headers)
+                response = conn.getresponse()
+                data = _read_body(response, self._target.max_reply_bytes)
+            if watchdog.fired:  # the shut-down socket may have read as a short, clean end
+                raise TimeoutError
+        except _TooLarge:
             self._drop()
-            raise TransientProviderError(f"{what} did not answer within {limit:.1f} s") from None
+            raise too_large(what, self._target.max_reply_bytes) from None
         except (OSError, http.client.HTTPException) as exc:
             self._drop()
+            if watchdog.fired or isinstance(exc, TimeoutError):
+                raise TransientProviderError(
+                    f"{what} did not answer within {limit:.1f} s"
+                ) from None
             raise TransientProviderError(
                 self._redact(f"{what}: {type(exc).__name__}: {exc}")
             ) from None
@@ -165,9 +226,8 @@ class HttpTargetProvider(TargetTraits):
 
     def _reply(self, data: bytes, what: str, elapsed_ms: float) -> CompletionResponse:
         target = self._target
-        try:
-            parsed: Any = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        is_json, parsed = read_json(data, what)
+        if not is_json:
             if target.answer.strip() in ("", "$"):  # the whole body is the answer
                 return to_response(
                     data.decode(errors="replace"),
@@ -175,7 +235,7 @@ class HttpTargetProvider(TargetTraits):
                     model=self.model,
                     elapsed_ms=elapsed_ms,
                 )
-            raise ProviderError(f"{what} answered with a body that is not JSON") from None
+            raise ProviderError(f"{what} answered with a body that is not JSON")
         found, answer = value_at(parsed, target.answer)
         if not found or not isinstance(answer, str):
             raise ProviderError(f"{what}: no text at answer path {target.answer!r} in its reply")

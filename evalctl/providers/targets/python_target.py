@@ -20,18 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalctl.calllog import current
+from evalctl.calllog import current, safe_text
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError, ProviderError
+from evalctl.providers.targets import inprocess
 from evalctl.providers.targets.config import PythonTarget
 from evalctl.providers.targets.importing import ImportProblem, load_object
+from evalctl.providers.targets.inprocess import TargetExit
 from evalctl.providers.targets.reply import (
     TargetTraits,
     refuse_side_request,
     target_input,
     to_response,
 )
-
 
 # The sampling settings a keyword-called function gets when it declares them.
 SAMPLING_KEYWORDS = ("temperature", "top_p", "seed")
@@ -90,11 +91,22 @@ class PythonTargetProvider(TargetTraits):
         field: str = "suite.target",
     ):
         self._target = target
+        # evalctl's stdout, os._exit and the application's threads, kept (evalctl.providers.
+        # targets.inprocess) from the import on, until close().
+        inprocess.install()
+        self._open = True
         try:
-            function = load_object(target.function, suite_dir)
-        except ImportProblem as exc:
-            raise BadInputError(str(exc), file=source or None, field=f"{field}.function") from None
+            with inprocess.application_code():
+                function = load_object(target.function, suite_dir)
+        except (ImportProblem, TargetExit, SystemExit) as exc:
+            self.close()
+            why = str(exc) if isinstance(exc, ImportProblem) else f"importing it {_exited(exc)}"
+            raise BadInputError(why, file=source or None, field=f"{field}.function") from None
+        except BaseException:
+            self.close()
+            raise
         if not callable(function):
+            self.close()
             raise BadInputError(
                 f"{target.function} is not callable",
                 file=source or None,
@@ -125,6 +137,7 @@ class PythonTargetProvider(TargetTraits):
         context = contextvars.copy_context()
 
         def run() -> None:
+            inprocess.mark_current_thread()  # the threads it starts do not hold evalctl's exit
             try:
                 outcome["reply"] = context.run(_call, self._function, document, **keywords)
             except BaseException as exc:  # reported to the waiting thread, not lost
@@ -132,22 +145,44 @@ class PythonTargetProvider(TargetTraits):
 
         started = time.monotonic()
         worker = threading.Thread(target=run, name="evalctl-python-target", daemon=True)
-        worker.start()
-        worker.join(limit)
+        # Its cwd and environment changes are undone once it returns (or is given up on).
+        with inprocess.call_guard():
+            worker.start()
+            worker.join(limit)
         elapsed_ms = (time.monotonic() - started) * 1000
         if worker.is_alive():
             return CompletionResponse(stop_reason="timeout", model=self.model)
         error = outcome.get("error")
+        if isinstance(error, TargetExit | SystemExit):
+            raise ProviderError(f"python target {self._target.function} {_exited(error)}")
         if error is not None:
             raise ProviderError(
-                f"python target {self._target.function} raised {type(error).__name__}: {error}"
+                f"python target {self._target.function} raised {type(error).__name__}: "
+                + safe_text(_text_of(error), 2000)
             )
         return to_response(
             outcome.get("reply"),
             what=f"python target {self._target.function}",
             model=self.model,
             elapsed_ms=elapsed_ms,
+            limit=self._target.max_reply_bytes,
         )
 
     def close(self) -> None:
-        pass
+        if getattr(self, "_open", False):
+            self._open = False
+            inprocess.uninstall()
+
+
+def _exited(exc: BaseException) -> str:
+    """What the application's attempt to end the process is reported as."""
+    if isinstance(exc, TargetExit):
+        return f"called os._exit({exc.status!r}), which would end evalctl with no results"
+    return f"called sys.exit({getattr(exc, 'code', None)!r})"
+
+
+def _text_of(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ raises
+        return "<unprintable>"

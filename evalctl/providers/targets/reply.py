@@ -92,6 +92,8 @@ def read_json(data: bytes | str, what: str) -> tuple[bool, Any]:
         return False, None
     except RecursionError:
         raise ProviderError(f"{what} replied with JSON nested too deeply to read") from None
+    except ValueError as exc:  # a number of more digits than Python reads
+        raise ProviderError(f"{what} replied with JSON that cannot be read: {exc}") from None
 
 
 def too_large(what: str, limit: int) -> ProviderError:

@@ -223,6 +223,11 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
         stdout.print(f"[yellow]{escape(cmp.platform_line)}[/]", soft_wrap=True)
     for warning in cmp.warnings:
         stdout.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if cmp.rules:
+        rules = "; ".join(f"{suite}: {rule}" for suite, rule in cmp.rules.items())
+        stdout.print(escape(f"judged by: {rules} (alpha {cmp.alpha or 0:g})"), soft_wrap=True)
+    if cmp.confirmation is not None:
+        stdout.print(escape(_confirmation_line(cmp)), soft_wrap=True)
     if reported(cmp.metrics):
         _print_table(_metrics_table(cmp.metrics))
     for category in CATEGORIES:
@@ -244,6 +249,27 @@ def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None
     verdict = cmp.verdict
     colour = STATUS_STYLE[verdict.exit_code.tone]
     stdout.print(f"[bold {colour}]{verdict.word}[/]: {cmp.counts_line()}", soft_wrap=True)
+
+
+def _confirmation_line(cmp: Comparison) -> str:
+    """Which drops the run's confirmation samples confirmed, and which they did not."""
+    c = cmp.confirmation
+    assert c is not None
+    parts = [
+        f"confirmation: {c.samples} fresh samples per dropped case (baseline K = "
+        f"{c.baseline_samples})"
+    ]
+    for label, keys in (
+        ("confirmed", c.confirmed),
+        ("not confirmed", c.not_confirmed),
+        ("not re-sampled", c.not_resampled),
+    ):
+        if keys:
+            shown = ", ".join(keys[:10]) + (f" and {len(keys) - 10} more" if len(keys) > 10 else "")
+            parts.append(f"{label}: {shown}")
+    if len(parts) == 1:
+        parts.append("no case dropped")
+    return "; ".join(parts)
 
 
 def _print_section(category: Category, entries: list[object]) -> None:

@@ -17,19 +17,22 @@ case, or a bound method taken from an instance before the case.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import json
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from evalctl.calllog import LoggedCall, collecting, current, record
+from evalctl.calllog import LoggedCall, collecting, current, record, recordable, safe_text
 from evalctl.cases.schema import SpyDecl, Suite
 from evalctl.errors import BadInputError
 from evalctl.providers.targets.importing import ImportProblem, import_module, split_spec
@@ -38,25 +41,10 @@ from evalctl.tools.base import capped
 
 
 def jsonable(value: Any) -> Any:
-    """`value` as JSON data: tuples and rows become lists, dataclasses and pydantic models
-    their fields, anything else its repr, so any return value can be recorded."""
-
-    def fallback(obj: Any) -> Any:
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return dataclasses.asdict(obj)
-        dump = getattr(obj, "model_dump", None)
-        if callable(dump):
-            return dump(mode="json")
-        if isinstance(obj, set | frozenset):
-            return sorted(obj, key=repr)
-        if isinstance(obj, bytes):
-            return obj.decode(errors="replace")
-        try:
-            return list(obj)
-        except TypeError:
-            return repr(obj)
-
-    return json.loads(json.dumps(value, default=fallback))
+    """`value` as bounded JSON data (evalctl.calllog.recordable): tuples and rows become
+    lists, dataclasses and pydantic models their fields, anything else its repr; cycles,
+    tuple keys and huge values recorded, cut, without raising."""
+    return recordable(value)
 
 
 def _arguments(
@@ -97,9 +85,13 @@ def _normalized(
 
 
 def _json_object(value: dict[str, Any]) -> dict[str, Any]:
-    data = jsonable(value)
-    assert isinstance(data, dict)  # an object stays an object through JSON
-    return data
+    data = recordable(value)
+    return data if isinstance(data, dict) else {"args": data}
+
+
+# Set on a thread while its spy records a call: a spied function that recording itself uses
+# (evalctl's own `json.dumps`, say) then runs as itself, unrecorded, instead of recursing.
+_recording = threading.local()
 
 
 def _wrap(original: Callable[..., Any], tool: str, skip: int) -> Callable[..., Any]:
@@ -108,51 +100,80 @@ def _wrap(original: Callable[..., Any], tool: str, skip: int) -> Callable[..., A
     except (TypeError, ValueError):
         signature = None
 
-    def log(args: tuple[Any, ...], kwargs: dict[str, Any], started: float, **outcome: Any) -> None:
-        if current() is None:
-            return  # no case is collecting: the call is the application's business only
-        record(
-            LoggedCall(
-                name=tool,
-                arguments=_arguments(signature, args, kwargs, skip),
-                normalized_arguments=_normalized(signature, args, kwargs, skip),
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                **outcome,
+    def log(
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        started: float,
+        outcome: Callable[[], dict[str, Any]],
+    ) -> None:
+        # Whatever goes wrong here is the spy's problem, never the application's: the call
+        # it watched has already happened, and its result or exception goes back untouched.
+        if getattr(_recording, "active", False):
+            return
+        _recording.active = True
+        try:
+            if current() is None:
+                return  # no case is collecting: the call is the application's business only
+            record(
+                LoggedCall(
+                    name=tool,
+                    arguments=_arguments(signature, args, kwargs, skip),
+                    normalized_arguments=_normalized(signature, args, kwargs, skip),
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    **outcome(),
+                )
             )
-        )
+        except Exception:
+            pass
+        finally:
+            _recording.active = False
 
-    def returned(value: Any) -> dict[str, Any]:
-        data = jsonable(value)
-        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        return {"result": text, "value": data}
+    def returned(value: Any) -> Callable[[], dict[str, Any]]:
+        def fields() -> dict[str, Any]:
+            data = recordable(value)
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            return {"result": text, "value": data}
 
-    def raised(exc: BaseException) -> dict[str, Any]:
-        return {"result": f"error: {type(exc).__name__}: {exc}", "is_error": True}
+        return fields
+
+    def raised(exc: BaseException) -> Callable[[], dict[str, Any]]:
+        def fields() -> dict[str, Any]:
+            try:
+                message = safe_text(f"error: {type(exc).__name__}: {exc}", 10_000)
+            except Exception:  # an exception whose str() raises
+                message = f"error: {type(exc).__name__}"
+            return {"result": message, "is_error": True}
+
+        return fields
 
     if inspect.iscoroutinefunction(original):
 
         @functools.wraps(original)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            if getattr(_recording, "active", False):
+                return await original(*args, **kwargs)
             started = time.perf_counter()
             try:
                 value = await original(*args, **kwargs)
             except BaseException as exc:
-                log(args, kwargs, started, **raised(exc))
+                log(args, kwargs, started, raised(exc))
                 raise
-            log(args, kwargs, started, **returned(value))
+            log(args, kwargs, started, returned(value))
             return value
 
         return async_wrapper
 
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if getattr(_recording, "active", False):
+            return original(*args, **kwargs)
         started = time.perf_counter()
         try:
             value = original(*args, **kwargs)
         except BaseException as exc:
-            log(args, kwargs, started, **raised(exc))
+            log(args, kwargs, started, raised(exc))
             raise
-        log(args, kwargs, started, **returned(value))
+        log(args, kwargs, started, returned(value))
         return value
 
     return wrapper
@@ -285,19 +306,75 @@ def logged_records(turn: int) -> list[ToolCallRecord]:
             is_error=call.is_error,
             duration_ms=call.duration_ms,
             normalized_arguments=(
-                capped(call.normalized_arguments)
-                if call.normalized_arguments is not None
-                else None
+                capped(call.normalized_arguments) if call.normalized_arguments is not None else None
             ),
         )
         for call in log.calls()
     ]
 
 
+def refusal(function: str) -> str | None:
+    """Why `module:function` may not be spied, or None. evalctl runs in the same process as
+    the application: a spy on a module evalctl itself uses (the standard library, evalctl,
+    the packages it depends on) would record evalctl's own calls as the case's and wrap the
+    code that writes the results."""
+    module = split_spec(function)[0]
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names:
+        owner = "the standard library"
+    elif top == "evalctl":
+        owner = "evalctl itself"
+    elif top in _dependencies():
+        owner = f"{_dependencies()[top]}, a package evalctl depends on"
+    else:
+        return None
+    return (
+        f"{function} is in {module}, part of {owner}, which evalctl uses too: spying it "
+        "would record evalctl's own calls; spy your application's own functions "
+        "(the ones that call it)"
+    )
+
+
+@functools.cache
+def _dependencies() -> dict[str, str]:
+    """The top-level modules of every distribution evalctl depends on, directly or not,
+    mapped to its name; empty where evalctl runs from a checkout without being installed."""
+    try:
+        seen: set[str] = set()
+        todo = ["evalctl"]
+        while todo:
+            name = todo.pop()
+            for requirement in metadata.requires(name) or []:
+                if "extra ==" in requirement:
+                    continue
+                match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+                dist = _canonical(match.group(0)) if match else ""
+                if dist and dist not in seen:
+                    seen.add(dist)
+                    with contextlib.suppress(metadata.PackageNotFoundError):
+                        metadata.distribution(dist)
+                        todo.append(dist)
+        return {
+            module: dists[0]
+            for module, dists in metadata.packages_distributions().items()
+            if any(_canonical(d) in seen for d in dists)
+        }
+    except Exception:  # broken metadata: the standard library and evalctl are still refused
+        return {}
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def check_spies(suites: list[Suite]) -> None:
-    """Before a run: every spied function can be found (exit 2 naming the suite file)."""
+    """Before a run: every spied function may be spied and can be found (exit 2 naming the
+    suite file and the spy)."""
     for suite in suites:
         for index, spy in enumerate(suite.table.spy, start=1):
+            why = refusal(spy.function)
+            if why is not None:
+                raise BadInputError(why, file=str(suite.path), field=f"suite.spy[{index}].function")
             try:
                 with spying([spy], suite.directory):
                     pass

@@ -102,19 +102,28 @@ class JudgeSettings(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
 
 
+class PromptFile(BaseModel):
+    """`{ file = "prompts.txt" }` in `[matrix] prompts`: the variant's template is the file's
+    text (relative to evalctl.toml's directory)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(min_length=1)
+
+
 class MatrixSettings(BaseModel):
     """`[matrix]`: the cells `evalctl run` runs when no --provider or --model is given, one
     per provider x model x prompt variant (docs/writing-suites.md, "A matrix of providers,
     models and prompts"). `models` entries are bare names, tried on every provider, or
     `provider:model`, tried on that provider only; a provider none names runs its default.
-    `prompts` maps a variant's name to a template wrapping each case's prompt, which it
-    includes as `{{ prompt }}`."""
+    `prompts` maps a variant's name to a template over each case's prompt (`{{ prompt }}`)
+    and its values (a data-file row's columns), given inline or as `{ file = "..." }`."""
 
     model_config = ConfigDict(extra="forbid")
 
     providers: list[str] = Field(min_length=1)
     models: list[str] = Field(default_factory=list)
-    prompts: dict[str, str] = Field(default_factory=dict)
+    prompts: dict[str, str | PromptFile] = Field(default_factory=dict)
 
 
 class Settings(BaseModel):

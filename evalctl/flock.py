@@ -83,13 +83,29 @@ def release(fd: int, path: Path | None = None) -> None:
 
 
 @contextlib.contextmanager
-def held(path: Path) -> Iterator[None]:
+def held(path: Path, *, remove: bool = False) -> Iterator[None]:
     """Hold the exclusive lock on `path` (created if missing) for the block, waiting for any
-    other holder. The file is left in place: unlinking it would let a waiter lock an inode no
-    later process can see."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    other holder. By default the file is left in place. With `remove`, it is deleted before
+    the lock is dropped (a lock file beside a user's file, which they would commit): a waiter
+    that then gets the lock on the deleted file sees the path no longer names it and takes
+    the lock again on the path's new file, as `try_lock` does."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not remove:
+                break
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)  # deleted by the holder before us: lock the path's file
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
-        os.close(fd)  # closing drops the lock
+        release(fd, path if remove else None)

@@ -205,7 +205,7 @@ def _too_deep(path: Path, limit: int = MAX_NESTING) -> BadInputError:
 
 
 # Data files a suite's `cases_from` names, by suffix.
-DATA_SUFFIXES = (".csv", ".jsonl", ".json", ".toml")
+DATA_SUFFIXES = (".csv", ".jsonl", ".json", ".toml", ".yaml", ".yml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +217,7 @@ class Record:
 
 
 def read_records(path: Path) -> list[Record]:
-    """The rows of a CSV, JSONL, JSON or TOML data file, each a table of column -> value.
+    """The rows of a CSV, JSONL, JSON, TOML or YAML data file, each a table of column -> value.
     Every failure is a BadInputError naming the file, and the row where there is one."""
     suffix = path.suffix.lower()
     if suffix not in DATA_SUFFIXES:
@@ -237,6 +237,11 @@ def read_records(path: Path) -> list[Record]:
         if not isinstance(data, list):
             raise BadInputError("a JSON data file holds an array of objects", file=str(path))
         return [_record(item, f"item {n}", path) for n, item in enumerate(data, start=1)]
+    if suffix in (".yaml", ".yml"):
+        data = parse_yaml(text, path)
+        if not isinstance(data, list):
+            raise BadInputError("a YAML data file holds a list of mappings", file=str(path))
+        return [_record(item, f"item {n}", path) for n, item in enumerate(data, start=1)]
     data = parse_toml(text, path)
     rows = data.get("row")
     extra = sorted(set(data) - {"row"})
@@ -247,6 +252,71 @@ def read_records(path: Path) -> list[Record]:
             file=str(path),
         )
     return [_record(item, f"[[row]] {n}", path) for n, item in enumerate(rows, start=1)]
+
+
+# The most values a YAML file may hold once its aliases are expanded (each alias is a copy
+# here): a few anchors nested in each other would otherwise expand to billions.
+MAX_YAML_VALUES = 1_000_000
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """A YAML document as JSON's types (yaml.safe_load: no Python objects). A date or time
+    becomes its ISO text, a key that is not text its text; aliases are expanded as copies, at
+    most MAX_YAML_VALUES values in all, nested at most MAX_NESTING deep."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise BadInputError(f"{where}invalid YAML: {exc.problem}", file=str(path)) from None
+    except yaml.YAMLError as exc:
+        raise BadInputError(f"invalid YAML: {exc}", file=str(path)) from None
+    except RecursionError:
+        raise _too_deep(path) from None
+    return _plain_yaml(data, path)
+
+
+def _plain_yaml(data: Any, path: Path) -> Any:
+    """`data` copied as JSON's types, iteratively, within the value and nesting bounds."""
+    import datetime
+
+    count = 0
+
+    def leaf(value: Any) -> Any:
+        if isinstance(value, datetime.date | datetime.time):
+            return value.isoformat()
+        if isinstance(value, bytes):  # !!binary
+            raise BadInputError("binary values (!!binary) are not data", file=str(path))
+        return value
+
+    root: list[Any] = [None]
+    # (source, the container the copy goes into, its key or index, depth)
+    stack: list[tuple[Any, Any, Any, int]] = [(data, root, 0, 0)]
+    while stack:
+        value, into, slot, depth = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            raise BadInputError(
+                f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded",
+                file=str(path),
+            )
+        if depth > MAX_NESTING:
+            raise _too_deep(path)
+        if isinstance(value, dict):
+            copy: Any = {}
+            for key, item in value.items():
+                name = leaf(key)
+                copy[name if isinstance(name, str) else str(name)] = None
+                stack.append((item, copy, name if isinstance(name, str) else str(name), depth + 1))
+        elif isinstance(value, list | tuple | set):
+            copy = [None] * len(value)
+            stack.extend((item, copy, i, depth + 1) for i, item in enumerate(value))
+        else:
+            copy = leaf(value)
+        into[slot] = copy
+    return root[0]
 
 
 def _record(item: Any, where: str, path: Path) -> Record:

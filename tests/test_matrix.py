@@ -419,10 +419,14 @@ def test_the_documented_two_model_matrix_runs(
     )
     assert result.code == 0, result.err
     summaries = {c["cell"]: c["summary"] for c in json.loads(result.out)["cells"]}
+    # The flags replace the matrix's providers and models, never its prompt variants.
     assert {cell: (s["passed"], s["total"]) for cell, s in summaries.items()} == {
-        "scripted-small": (201, 201),
-        "scripted-large": (201, 201),
+        "scripted-small-plain": (201, 201),
+        "scripted-small-terse": (201, 201),
+        "scripted-large-plain": (201, 201),
+        "scripted-large-terse": (201, 201),
     }
+    assert "prompt variants from [matrix]" in result.err and "plain, terse" in result.err
 
 
 def test_provider_all_is_a_matrix_whose_skipped_providers_are_listed(

@@ -13,9 +13,10 @@ which to run, so they do not: a run over `--cases DIR` is in scope for every bas
 case loader does. `RunSettings.suites` (what ran) is deliberately not used: a suite file
 deleted since the baseline must show up as orphaned cases, not as "not selected".
 
-`--feature` and `--meta` select on what a case declares, which a key alone does not say: a
-key the run does not hold counts as not selected (a case deleted since the baseline is then
-not reported as orphaned by such a run; an unfiltered run does).
+`--feature` and `--meta` select on what a case declares, and `--limit` on a case's place in
+its suite, which a key alone does not say: a key the run does not hold counts as not selected
+(a case deleted since the baseline is then not reported as orphaned by such a run; an
+unfiltered run does).
 
 A shard (`--shard i/n`) selects the keys that hash to it (evalctl.sharding), which is
 decided by the key alone, so a deleted case still counts as orphaned in its own shard.
@@ -36,6 +37,7 @@ def is_filtered(run: RunResult) -> bool:
         or settings.shard
         or settings.feature_filter
         or settings.meta_filter
+        or settings.limit is not None
     )
 
 
@@ -47,7 +49,8 @@ def in_scope(run: RunResult, key: str) -> bool:
     shard = run.settings.shard
     if shard is not None and not in_shard(key, shard.index, shard.count):
         return False
-    if (run.settings.feature_filter or run.settings.meta_filter) and not any(
+    narrowed_by_case = run.settings.feature_filter or run.settings.meta_filter
+    if (narrowed_by_case or run.settings.limit is not None) and not any(
         case.key == key for case in run.cases
     ):
         return False

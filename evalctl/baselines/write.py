@@ -236,12 +236,14 @@ def baseline_path(baselines_dir: Path, provider: str) -> Path:
 def baseline_lock(path: Path) -> Iterator[None]:
     """Hold `<path>.lock` for a read-merge-write of the baseline at `path`: two narrowed
     `baseline --out` into one file at once would otherwise each merge into the file as it was
-    before the other wrote, and one suite's update would be lost."""
+    before the other wrote, and one suite's update would be lost. The lock file is deleted
+    when released."""
     lock = path.with_name(path.name + ".lock")
     with ExitStack() as stack:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(flock.held(lock))
+            # Deleted when released: a user's repository would commit an empty lock file.
+            stack.enter_context(flock.held(lock, remove=True))
         except OSError as exc:
             error = userfiles.environment_error(exc, "lock", lock)
             if error is None:

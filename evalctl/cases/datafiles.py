@@ -39,6 +39,10 @@ class RawCase:
     # case's own assertions use.
     shared_assertions: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # What its placeholders may name (`_context`), for the prompt file read after it is built.
+    context: dict[str, Any] = field(default_factory=dict)
+    # Where its `prompt_file` was written, for errors.
+    prompt_where: tuple[int | str, ...] = ("suite", "case_template", "prompt_file")
 
 
 def expand_cases(
@@ -78,12 +82,55 @@ def expand_cases(
                 )
             )
             continue
-        for record in records:
-            cases.append(_row_case(renderer, table, record, path, template or {}))
+        for number, record in enumerate(records, start=1):
+            cases.append(_row_case(renderer, table, record, path, template or {}, number))
+    texts: dict[Path, str] = {}
     for case in cases:
         if isinstance(case.data, dict):
+            _fill_prompt(renderer, case, table.prompt_file, suite_dir, texts)
             _apply_defaults(renderer, case, defaults)
     return cases, errors
+
+
+def _fill_prompt(
+    renderer: Renderer,
+    case: RawCase,
+    suite_prompt: str | None,
+    suite_dir: Path,
+    texts: dict[Path, str],
+) -> None:
+    """A case's `prompt_file` (its own or its template's, the path already filled in), else
+    the suite's for a case with no input: the file's text, filled from the case's values, as
+    its `input.prompt`. `texts`: each file read once per suite."""
+    data = case.data
+    name = data.pop("prompt_file", None)
+    where = case.prompt_where
+    if name is None:
+        if suite_prompt is None or "input" in data:
+            return
+        name, where = suite_prompt, ("suite", "prompt_file")
+    elif isinstance(data.get("input"), dict) and (
+        "prompt" in data["input"] or "messages" in data["input"]
+    ):
+        case.problems.append(
+            (where, "give the prompt once: input.prompt (or messages), or prompt_file")
+        )
+        return
+    if not isinstance(name, str) or not name.strip():
+        case.problems.append((where, "must be a file's path, relative to the suite file"))
+        return
+    path = suite_dir / name
+    if path not in texts:
+        try:
+            # The line break an editor ends the file with is not part of the prompt.
+            text = userfiles.read_text(path, what="prompt file")
+            texts[path] = text.removesuffix("\n").removesuffix("\r")
+        except BadInputError as exc:
+            case.problems.append((where, f"{path}: {exc.detail}"))
+            return
+    prompt = _render(renderer, texts[path], case.context, where, case.problems)
+    given = data.get("input")
+    data["input"] = {**(given if isinstance(given, dict) else {}), "prompt": str(prompt)}
 
 
 def _inline_case(
@@ -116,12 +163,21 @@ def _inline_case(
         )
         data[key] = _render(renderer, value, context, where, case.problems)
     case.data = data
+    case.context = context
+    if "prompt_file" in raw:
+        case.prompt_where = ("case", "prompt_file")
     return case
 
 
 def _row_case(
-    renderer: Renderer, table: SuiteTable, record: userfiles.Record, path: Path, template: Any
+    renderer: Renderer,
+    table: SuiteTable,
+    record: userfiles.Record,
+    path: Path,
+    template: Any,
+    row_number: int,
 ) -> RawCase:
+    """The case of one row; `row_number`: its place in its file, from 1."""
     variables = dict(record.values)
     origin = f"{path} {record.where}"
     problems: list[Problem] = []
@@ -129,19 +185,21 @@ def _row_case(
         case_id = variables.pop("id")
     else:
         assert table.id_template is not None  # expand_cases refused the file otherwise
-        case_id = _render(
-            renderer, table.id_template, variables, ("suite", "id_template"), problems
-        )
+        # The row's values as the case template sees them (`vars["a column"]` too), and
+        # `row_number`; there is no `id` yet.
+        named = {"row_number": row_number, **_context(variables, None)}
+        del named["id"]
+        case_id = _render(renderer, table.id_template, named, ("suite", "id_template"), problems)
     # A JSON or TOML row may number its cases (`"{{ number }}"` is that number); the id is
     # text either way.
     if isinstance(case_id, int) and not isinstance(case_id, bool):
         case_id = str(case_id)
     data: dict[str, Any] = {"id": case_id, "vars": variables}
-    context = _context(variables, case_id)
+    context = {"row_number": row_number, **_context(variables, case_id)}
     for key, value in template.items():
         data[key] = _render(renderer, value, context, ("suite", "case_template", key), problems)
     label = case_id if isinstance(case_id, str) else record.where
-    return RawCase(data, label, origin, problems=problems)
+    return RawCase(data, label, origin, problems=problems, context=context)
 
 
 def _apply_defaults(renderer: Renderer, case: RawCase, defaults: dict[str, Any]) -> None:

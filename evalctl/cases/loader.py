@@ -151,7 +151,11 @@ def load_suite(path: Path) -> Suite:
         errors.errors.extend(file_errors)
     else:
         expanded = [RawCase(c, _case_label(c, i)) for i, c in enumerate(raw_cases)]
-    if not expanded and isinstance(raw.get("case", []), list):
+    # A [suite] that failed its own checks may still name data files: its cases are unknown,
+    # not missing, and the suite's own problem is the one to fix.
+    names_data = isinstance(raw.get("suite"), dict) and bool(raw["suite"].get("cases_from"))
+    unknown = table is None and names_data
+    if not expanded and isinstance(raw.get("case", []), list) and not unknown:
         if table is None or not table.data_files:
             errors.add("a suite needs at least one [[case]]", field="case")
         elif not errors.errors:  # an unreadable data file is the reason, and said already
@@ -508,9 +512,10 @@ def select(
     suite_names: list[str] | None = None,
     case_glob: str | None = None,
     case_filter: CaseFilter | None = None,
+    limit: int | None = None,
 ) -> list[Suite]:
     """The suites named (all when none are), each narrowed to the cases matching the glob and
-    the `--feature`/`--meta` filter."""
+    the `--feature`/`--meta` filter, then to its first `limit` cases (`--limit`)."""
     names = [s.name for s in suites]
     if suite_names:
         unknown = [n for n in suite_names if n not in names]
@@ -532,6 +537,8 @@ def select(
             if cases:
                 narrowed.append(suite.model_copy(update={"cases": cases}))
         suites = narrowed
+    if limit is not None:
+        suites = [s.model_copy(update={"cases": s.cases[:limit]}) for s in suites]
     return suites
 
 

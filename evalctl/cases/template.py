@@ -51,7 +51,20 @@ def _sandbox() -> SandboxedEnvironment:
                         raise SecurityError(f"repetition longer than {MAX_REPEAT:,}")
             return super().call_binop(context, operator, left, right)
 
-    return Sandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = Sandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters["slug"] = slug
+    return env
+
+
+# The longest id part `slug` makes.
+SLUG_MAX = 48
+
+
+def slug(value: Any) -> str:
+    """`{{ question | slug }}`: lowercase, each run of characters other than ASCII letters
+    and digits one `-`, none at either end, at most SLUG_MAX characters (an id from text)."""
+    text = re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")
+    return text[:SLUG_MAX].rstrip("-")
 
 
 def has_markup(text: str) -> bool:

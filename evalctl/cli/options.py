@@ -39,6 +39,14 @@ CASE = typer.Option(
 )
 
 
+LIMIT = typer.Option(
+    "--limit",
+    min=1,
+    metavar="N",
+    help="Only the first N cases of each suite, after the other filters.",
+)
+
+
 FEATURE = typer.Option(
     "--feature",
     metavar="TAG",

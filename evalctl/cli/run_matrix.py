@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalctl.cli import options
-from evalctl.cli.output import emit, stdout
+from evalctl.cli.output import emit, stderr, stdout
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.results.models import Summary
@@ -51,21 +51,30 @@ def matrix_plan(
     providers: Sequence[str], models: Sequence[str], exclusive: Sequence[object]
 ) -> tuple[list[Cell], Settings] | None:
     """The cells to run when this is a matrix, else None (one run, as before): several
-    --provider or --model values, or evalctl.toml's [matrix] when neither flag is given."""
+    --provider or --model values, or evalctl.toml's [matrix] when neither flag is given.
+    Flags replace the matrix's providers and models, never its prompt variants: with a
+    [matrix] that has some, one --provider or --model runs each of them (and says so)."""
     from evalctl.providers.registry import ProviderOptions, detect
     from evalctl.runner.matrix import MatrixSource, plan_cells
+    from evalctl.runner.prompt_variant import variant_templates
 
     if "all" in providers:
         if len(providers) > 1:
             raise BadInputError("all runs every provider: give it alone", field="--provider")
         return None
     from_flags = len(providers) > 1 or len(models) > 1
-    if not from_flags and (providers or models):
-        return None
     resume = exclusive[0]
     # With the plugins configured: a plugin's provider may be one of the matrix's.
     settings = options.settings_from_env()
-    if not from_flags and (settings.matrix is None or resume is not None):
+    matrix = settings.matrix if resume is None else None
+    config = str(settings.config_file) if settings.config_file else None
+    variants: dict[str, str] = {}
+    if matrix is not None and matrix.prompts:
+        base = settings.config_file.parent if settings.config_file else Path.cwd()
+        variants = variant_templates(matrix.prompts, base, file=config, field="matrix.prompts")
+    if not from_flags and (providers or models) and not variants:
+        return None
+    if not from_flags and not (providers or models) and matrix is None:
         return None
     for flag, value in zip(_ONE_RUN_ONLY, exclusive, strict=True):
         if value:
@@ -76,25 +85,38 @@ def matrix_plan(
                 hint="one --provider (and --model) runs one cell; a matrix cell's directory "
                 "is an ordinary run",
             )
-    if from_flags:
+    if providers or models:
+        # Errors in the flags name no file; the variants' name their key in evalctl.toml.
+        source = MatrixSource(prompts="matrix.prompts")
         given = list(providers) or [detect(ProviderOptions(settings, options.environ()))]
-        return plan_cells(given, models, {}), settings
-    matrix = settings.matrix
+        if variants:
+            stderr.print(
+                f"prompt variants from {escape('[matrix]')} in {escape(config or 'evalctl.toml')}: "
+                f"{escape(', '.join(variants))} (--provider/--model replace its providers "
+                "and models only)",
+                soft_wrap=True,
+            )
+        return plan_cells(given, models, variants, source), settings
     assert matrix is not None
     source = MatrixSource(
         providers="matrix.providers",
         models="matrix.models",
         prompts="matrix.prompts",
-        file=str(settings.config_file) if settings.config_file else None,
+        file=config,
     )
-    return plan_cells(matrix.providers, matrix.models, matrix.prompts, source), settings
+    return plan_cells(matrix.providers, matrix.models, variants, source), settings
 
 
 def run_matrix(request: RunRequest, cells: list[Cell], as_json: bool) -> Outcome | None:
     from evalctl.runner.matrix import check_available, execute_matrix
+    from evalctl.runner.prompt_variant import check_variants
 
     settings = options.settings_from_env()
     env = options.environ()
+    # Bad input (exit 2) before an unavailable provider (exit 3).
+    variants = {c.prompt: c.template for c in cells if c.prompt and c.template is not None}
+    config = str(settings.config_file) if settings.config_file else None
+    check_variants(variants, request, settings, file=config)
     check_available(cells, request, settings, env)
     matrix = execute_matrix(request, cells, settings, env, on_interrupt=_reports_from_disk)
     html, markdown = matrix_reports(matrix)
@@ -128,6 +150,22 @@ def matrix_reports(matrix: MatrixRun) -> tuple[Path, Path]:
 
     runs = {r.cell.id: r.outcome.result for r in matrix.cells if r.outcome is not None}
     return write_matrix_reports(matrix.out_dir, matrix.index, runs)
+
+
+def resumed_cell(run_dir: Path, results_path: Path) -> Path | None:
+    """After `run --resume` of a matrix cell's directory: the cell back in `matrix.json` and
+    the matrix reports written again from the cells' results. Returns the index's path;
+    None when the run is not a matrix cell."""
+    from evalctl.reports.matrix_write import write_matrix_reports
+    from evalctl.results.matrix import MATRIX_FILE
+    from evalctl.runner.matrix import record_resumed_cell
+
+    found = record_resumed_cell(run_dir, results_path)
+    if found is None:
+        return None
+    matrix_dir, index = found
+    write_matrix_reports(matrix_dir, index)
+    return matrix_dir / MATRIX_FILE
 
 
 def _reports_from_disk(matrix: MatrixRun) -> None:

@@ -30,7 +30,7 @@ from evalctl.errors import BadInputError, EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import ProviderOptions, create
+from evalctl.providers.registry import ProviderOptions, create, is_stand_in
 from evalctl.scoring.judging import GradeRequest, Judgement, JudgeSetup
 from evalctl.secrets import redact
 
@@ -88,7 +88,10 @@ class Judge:
             return Judgement(name, wanted_model or "", error=redact(f"no judge: {exc}", self._env))
         graded = request.graded
         key = cache_key(name, judge.model, rubric, case_input, answer, graded=graded)
-        hit = self.cache.get(key)
+        # A stand-in judge (a reply script) answers from a file that may have changed since
+        # its verdict was stored, and costs nothing to ask: never cached.
+        cached = not is_stand_in(judge.name)
+        hit = self.cache.get(key) if cached else None
         # Under a graded key only scored judgements are stored; one without (edited by hand)
         # must not become a graded check with no score.
         if hit is not None and (hit.score is not None or not graded):
@@ -106,7 +109,7 @@ class Judge:
         tag = judge_tag(request.case_key, request.check_name)
         asked = judge_request(rubric, case_input, answer, tag=tag, graded=graded)
         judgement = self._ask(judge, asked, graded=graded)
-        if judgement.verdict is not None:
+        if judgement.verdict is not None and cached:
             self.cache.put(
                 key,
                 CachedJudgement(

@@ -30,7 +30,7 @@ assertion, `suite/id#judge:<check name>`. The addressed key answers that one che
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +41,12 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason
 from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.fakes.embedder import fake_embeddings
-from evalctl.providers.registry import ProviderOptions, capabilities_of
+from evalctl.providers.registry import (
+    CaseValues,
+    ProviderOptions,
+    ValueRenderer,
+    capabilities_of,
+)
 
 
 class ScriptedToolCall(BaseModel):
@@ -150,11 +155,33 @@ def script_key_problem(
     )
 
 
+def fill_reply(
+    reply: ScriptedReply, values: Mapping[str, Any], render: ValueRenderer
+) -> tuple[ScriptedReply, list[tuple[str, str]]]:
+    """`reply` with its `content` and the string values of its tool calls' arguments filled
+    from a case's values; and the problems, each as (field, message)."""
+    problems: list[tuple[str, str]] = []
+    content, found = render(reply.content, values)
+    problems += [("content", message) for message in found]
+    calls = []
+    for index, call in enumerate(reply.tool_calls):
+        arguments, found = render(call.arguments, values)
+        problems += [(f"tool_calls[{index + 1}].arguments", message) for message in found]
+        calls.append(call.model_copy(update={"arguments": arguments}))
+    filled = reply.model_copy(
+        update={"content": content if isinstance(content, str) else str(content)}
+    )
+    return filled.model_copy(update={"tool_calls": calls}), problems
+
+
 class ScriptedProvider:
     name = "scripted"
 
-    def __init__(self, script: Script):
+    def __init__(self, script: Script, case_values: CaseValues | None = None):
         self._script = script
+        # The run's cases' values: a reply is a template over its case (docs/writing-suites.md,
+        # "Reply scripts"); None leaves every reply as written.
+        self._case_values = case_values
         self.calls: list[CompletionRequest] = []
 
     @property
@@ -182,6 +209,12 @@ class ScriptedProvider:
             raise ProviderError(f"script has no reply for case {request.tag!r} and no default")
         turn = sum(1 for m in request.messages if m.role is Role.ASSISTANT)
         reply = replies[min(turn, len(replies) - 1)]
+        values = self._case_values.values_for(request.tag) if self._case_values else None
+        if values is not None and self._case_values is not None:
+            reply, problems = fill_reply(reply, values, self._case_values.render)
+            if problems:
+                field, message = problems[0]
+                raise ProviderError(f"reply script, {field} for {request.tag!r}: {message}")
         if reply.delay_s:
             time.sleep(min(reply.delay_s, timeout))
             if reply.delay_s > timeout:
@@ -216,4 +249,4 @@ def create(options: ProviderOptions) -> ScriptedProvider:
     # script's `model`.
     if options.model:
         script = script.model_copy(update={"model": options.model})
-    return ScriptedProvider(script)
+    return ScriptedProvider(script, options.case_values)

@@ -31,6 +31,7 @@ from evalctl.results.io import write_text_atomic
 from evalctl.results.models import Attempt, CheckResult, ToolCallRecord, TurnRecord
 from evalctl.retry import RetryPolicy
 from evalctl.runner.prompt_variant import wrap_prompt
+from evalctl.runner.script_values import case_values
 from evalctl.runner.timelimit import TimeLimit, case_limit
 from evalctl.scoring.check import Transcript, scoring_context
 from evalctl.scoring.judging import JudgeService
@@ -151,7 +152,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     direct_calls = getattr(setup.kind, "direct_calls", None)
     direct: list[ToolCall] | None = direct_calls(table, case) if direct_calls else None
     tool_defs = [tool.definition for tool in setup.tools.values()]
-    messages = wrap_prompt(opening_messages(setup.kind, table, case, ctx), setup.prompt_template)
+    messages = wrap_prompt(
+        opening_messages(setup.kind, table, case, ctx), setup.prompt_template, case_values(case)
+    )
     # Sized before the clock starts: asking the local provider for its speed may start its
     # daemon, and the model load is not the case's time.
     limit = case_limit(
@@ -197,8 +200,9 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         nonlocal request, usage
         if deadline - time.monotonic() <= 0:
             raise CaseTimeoutError(limit.timed_out(time.monotonic() - started))
-        # What this request adds to the conversation: everything after the previous reply.
-        since = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=0)
+        # What this request adds to the conversation: everything after the previous reply; on
+        # the first turn every message but the system prompt, which the run stores once.
+        since = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
         request = CompletionRequest(
             messages=list(messages),
             tools=tool_defs,
@@ -211,7 +215,7 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         )
         record = TurnRecord(
             turn=turn,
-            sent=messages[since + 1 :],
+            sent=[m for m in messages[since + 1 :] if m.role != "system"],
             tool_choice=tool_choice,
             tools_offered=bool(tool_defs) and tool_choice != "none",
             final_answer_turn=final,

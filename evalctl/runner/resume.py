@@ -49,6 +49,7 @@ class Selection(BaseModel):
     case_glob: str | None = None
     features: list[str] = []
     meta: dict[str, str] = {}
+    limit: int | None = None
     repeats: int = 1
     timeout_s: float | None = None
     crash_retries: int = 1
@@ -79,6 +80,7 @@ class Overrides:
     case_glob: str | None = None
     features: list[str] | None = None
     meta: dict[str, str] | None = None
+    limit: int | None = None
     repeats: int | None = None
     timeout_s: float | None = None
     shard: tuple[int, int] | None = None
@@ -105,6 +107,7 @@ def selection_of(request: RunRequest, provider_name: str) -> Selection:
         case_glob=request.case_glob,
         features=list(request.features),
         meta=dict(request.meta),
+        limit=request.limit,
         repeats=request.repeats,
         timeout_s=request.timeout_s,
         crash_retries=request.crash_retries,
@@ -176,6 +179,7 @@ def resume_request(
             sorted(original.features),
         ),
         "--meta": (given.meta or None, original.meta),
+        "--limit": (given.limit, original.limit),
         "--repeats": (given.repeats, original.repeats),
         "--timeout": (given.timeout_s, original.timeout_s),
         "--shard": (given.shard, original.shard),
@@ -197,6 +201,7 @@ def resume_request(
         case_glob=original.case_glob,
         features=list(original.features),
         meta=dict(original.meta),
+        limit=original.limit,
         out_dir=run_dir,
         repeats=original.repeats,
         concurrency=concurrency,

@@ -1,0 +1,54 @@
+"""A provider that answers each request with its last user message, as sent.
+
+promptfoo's `echo`, Inspect's `mockllm` for prompts: `--provider echo` shows what a case's
+template, a data-file row and a matrix prompt variant made of the prompt, and runs every
+check against it, with no model and no script. It calls no tools; a request with a JSON
+schema gets the same text back (checks on the answer's shape then say what they would).
+"""
+
+from __future__ import annotations
+
+from evalctl.chat import CompletionRequest, CompletionResponse, Role, Usage
+from evalctl.providers.registry import ProviderOptions, capabilities_of
+
+
+def last_user_message(request: CompletionRequest) -> str:
+    """The content of the request's last user message ("" when it has none)."""
+    return next((m.content for m in reversed(request.messages) if m.role is Role.USER), "")
+
+
+class EchoProvider:
+    name = "echo"
+
+    def __init__(self, model: str = "echo"):
+        self._model = model
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def model_sha256(self) -> str | None:
+        return None
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return capabilities_of(self.name)
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        content = last_user_message(request)
+        words = sum(len(m.content.split()) for m in request.messages)
+        return CompletionResponse(
+            content=content,
+            stop_reason="end_turn",
+            usage=Usage(input_tokens=words, output_tokens=len(content.split())),
+            model=self.model,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def create(options: ProviderOptions) -> EchoProvider:
+    # `--model` names the cell in a matrix; the answers are the same.
+    return EchoProvider(options.model or "echo")

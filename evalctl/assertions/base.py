@@ -19,8 +19,14 @@ from evalctl.results.models import CheckResult, ToolCallRecord, pass_or_fail
 
 class Params(BaseModel):
     """The parameters of one assertion type: its keys besides `type`, `weight` and the check
-    name. A mistyped key is an error. A number where text is expected is its text: a row's
-    typed `{{ n }}` (evalctl.cases.template) fills a `value` as it did when it was text."""
+    name. A mistyped key is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextParams(Params):
+    """Parameters whose text may come from a row: a number there is its text, so a typed
+    `value = "{{ n }}"` (evalctl.cases.template) reads as it did when it was text."""
 
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import field_validator
 
 from evalctl.assertions import pattern as patterns
-from evalctl.assertions.base import Params, outcome
+from evalctl.assertions.base import Params, TextParams, outcome
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import ScoringContext
 
@@ -26,11 +26,11 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ValueParams(Params):
+class ValueParams(TextParams):
     value: str
 
 
-class NotContainsParams(Params):
+class NotContainsParams(TextParams):
     value: str
     ignore_case: bool = False
 

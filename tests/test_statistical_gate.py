@@ -4,6 +4,8 @@ gates, on hand-built sampled baselines and runs: no model, nothing timed."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,7 @@ from evalctl.results.models import (
 from evalctl.results.platform import Platform
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
+from evalctl.stats import t_quantile
 from tests import factories as f
 from tests.cli_helpers import run_cli
 
@@ -374,16 +377,20 @@ def test_metric_gates_only_where_a_suite_asked() -> None:
 
 
 def test_the_baseline_s_spread_widens_the_metric_limit() -> None:
-    # mean 10, sample sd sqrt(16/3) = 2.31: the limit is 10 * 1.1 + 2 * 2.31 = 15.6.
+    # The one-sided 99% prediction bound on the log scale (evalctl.baselines.metrics), raised
+    # 10%: logs of 8, 8, 12, 12 have mean log(sqrt(96)) and sd 0.234; t(0.99; 3) = 4.54.
     baseline = sampled({"g/a": (4, 4)}, metrics={"g": _tokens([8.0, 8.0, 12.0, 12.0])})
-    sd = (4 * 4 / 3) ** 0.5
-    for tokens, gated in ((14, False), (18, True)):
+    logs = [math.log(v) for v in (8.0, 8.0, 12.0, 12.0)]
+    margin = t_quantile(0.99, 3) * statistics.stdev(logs) * math.sqrt(1 / 4 + 1)
+    limit = 1.1 * math.exp(statistics.fmean(logs) + margin)
+    assert limit == pytest.approx(35.37, abs=0.01)
+    for tokens, gated in ((34, False), (36, True)):
         run = f.run([ran("g/a", 1, output_tokens=tokens)])
         run.settings.gates = {"g": SuiteGate(tokens_out=0.1)}
         cmp = compare_baseline(baseline, run)
         assert bool(cmp.metric_regressions) is gated
         (report,) = [m for m in cmp.metrics["g"] if m.metric == "tokens_out"]
-        assert report.limit == pytest.approx(11.0 + 2 * sd)
+        assert report.limit == pytest.approx(limit)
 
 
 def test_suite_gate_is_recorded_by_the_runner_and_checked(echo_suite: Path, tmp_path: Path) -> None:

@@ -9,8 +9,11 @@ Versions: 1 holds case statuses only; 2 adds `checks` (case key -> check name ->
 or n/a), which lets `compare` gate a check that regressed inside a case that already failed;
 3 adds what a sampled baseline (`--samples K`) measured: `pass_counts` for every case,
 `check_counts` (per case, per check), `sampling` per suite, the `platform` the samples were
-drawn on, and `metrics` per suite (one value per sample). Versions 1 and 2 still read, with
-none of these (a version 2 file may hold `pass_counts` from `--repeats`).
+drawn on, and `metrics` per suite (one value per sample); `case_metrics` (per case, per
+sample: output tokens, latency, cost) came later in version 3, so that metric gates compare
+the cases both sides hold and a narrowed re-record keeps the other cases' figures. Versions 1
+and 2 still read, with none of these (a version 2 file may hold `pass_counts` from
+`--repeats`); a version 3 file without `case_metrics` gates metrics on its per-suite figures.
 """
 
 from __future__ import annotations
@@ -68,6 +71,27 @@ class SuiteMetrics(BaseModel):
     cost_usd: list[float] | None = None
 
 
+class CaseMetrics(BaseModel):
+    """One case's cost and speed in each of the baseline's samples (sample r: its r-th scored
+    attempt), so that metrics can be figured over any set of cases (evalctl.baselines.metrics)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    output_tokens: list[int]
+    latency_ms: list[float]
+    # Each sample's estimated cost; None when the provider is not billed.
+    cost_usd: list[float] | None = None
+
+    @model_validator(mode="after")
+    def _one_value_per_sample(self) -> CaseMetrics:
+        lengths = {len(self.output_tokens), len(self.latency_ms)}
+        if self.cost_usd is not None:
+            lengths.add(len(self.cost_usd))
+        if len(lengths) != 1 or 0 in lengths:
+            raise ValueError("output_tokens, latency_ms and cost_usd need one value per sample")
+        return self
+
+
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,6 +121,9 @@ class Baseline(BaseModel):
     platform: Platform | None = None
     # Per suite, tokens, latency and cost over the samples (version 3).
     metrics: dict[str, SuiteMetrics] = Field(default_factory=dict)
+    # Per case key, the same figures for that case alone (version 3; absent in files written
+    # before they were kept).
+    case_metrics: dict[str, CaseMetrics] = Field(default_factory=dict)
     # The pass-rate bar the source run had to clear. Anything under the default 0.5 was a
     # deliberate `--min-pass-rate`, kept in the file so a lowered bar is never silent.
     min_pass_rate: float | None = None
@@ -105,7 +132,14 @@ class Baseline(BaseModel):
     def _omit_empty_counts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A baseline recorded without --repeats keeps exactly the familiar shape.
         data: dict[str, Any] = handler(self)
-        for field in ("pass_counts", "check_counts", "sampling", "metrics", "platform"):
+        for field in (
+            "pass_counts",
+            "check_counts",
+            "sampling",
+            "metrics",
+            "case_metrics",
+            "platform",
+        ):
             if not getattr(self, field):
                 data.pop(field, None)
         return data
@@ -121,11 +155,16 @@ class Baseline(BaseModel):
         stray = sorted(set(self.check_counts) - set(self.baselines))
         if stray:
             raise ValueError(f"check_counts has keys that are not in baselines: {stray[:5]}")
+        stray = sorted(set(self.case_metrics) - set(self.baselines))
+        if stray:
+            raise ValueError(f"case_metrics has keys that are not in baselines: {stray[:5]}")
         if self.schema_version == 1 and self.checks:
             raise ValueError("checks needs schema_version 2")
         if self.schema_version < 3:
             newer = [
-                f for f in ("check_counts", "sampling", "platform", "metrics") if getattr(self, f)
+                f
+                for f in ("check_counts", "sampling", "platform", "metrics", "case_metrics")
+                if getattr(self, f)
             ]
             if newer:
                 raise ValueError(f"{', '.join(newer)} needs schema_version 3")

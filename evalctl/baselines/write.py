@@ -15,15 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalctl import __version__, flock, userfiles
-from evalctl.baselines.model import Baseline, BaselineStatus, PassCount, SuiteMetrics
+from evalctl.baselines.metrics import CostOf, case_metrics, figures
+from evalctl.baselines.model import Baseline, BaselineStatus, CaseMetrics, PassCount, SuiteMetrics
 from evalctl.baselines.scope import in_scope
-from evalctl.chat import Usage
 from evalctl.config import ModelPrice
 from evalctl.cost import estimate_cost, price_for, price_table
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
-from evalctl.results.models import Attempt, CaseResult, CheckStatus, RunResult
-from evalctl.results.summary import percentile
+from evalctl.results.models import CaseResult, CheckStatus, RunResult
 from evalctl.results.text import plural
 
 DEFAULT_MIN_PASS_RATE = 0.5
@@ -112,6 +111,7 @@ def build_baseline(
         sampling={name: s for name, s in run.settings.sampled.items() if name in _suites(scored)},
         platform=run.platform,
         metrics=suite_metrics(run, scored, prices),
+        case_metrics=_case_metrics(run, scored, prices),
     )
 
 
@@ -119,47 +119,73 @@ def _suites(cases: list[CaseResult]) -> set[str]:
     return {c.suite for c in cases}
 
 
-def suite_metrics(
-    run: RunResult, scored: list[CaseResult], prices: Mapping[str, ModelPrice] | None = None
-) -> dict[str, SuiteMetrics]:
-    """Per suite, output tokens, latency and cost of each sample r: over the suite's scored
-    cases, each case's r-th scored attempt (an unsampled run has one sample)."""
+def _pricer(run: RunResult, prices: Mapping[str, ModelPrice] | None) -> CostOf | None:
     # The summary prices a run only when its provider is billed; the samples follow it.
     price = (
         price_for(run.provider.model, price_table(prices))
         if run.summary.estimated_cost_usd is not None
         else None
     )
+    if price is None:
+        return None
+    return lambda usage: estimate_cost(usage, price)
+
+
+def _case_metrics(
+    run: RunResult, scored: list[CaseResult], prices: Mapping[str, ModelPrice] | None = None
+) -> dict[str, CaseMetrics]:
+    """Per scored case, its output tokens, latency and cost in each sample (its scored
+    attempts; a file from before attempts were kept: the case itself, one sample)."""
+    cost_of = _pricer(run, prices)
+    return {
+        c.key: m for c in sorted(scored, key=lambda c: c.key) if (m := case_metrics(c, cost_of))
+    }
+
+
+def suite_metrics(
+    run: RunResult, scored: list[CaseResult], prices: Mapping[str, ModelPrice] | None = None
+) -> dict[str, SuiteMetrics]:
+    """Per suite, output tokens, latency and cost of each sample r: over the suite's scored
+    cases, each case's r-th scored attempt (an unsampled run has one sample)."""
+    return suite_figures(_case_metrics(run, scored, prices))
+
+
+def suite_figures(per_case: Mapping[str, CaseMetrics]) -> dict[str, SuiteMetrics]:
+    """Per suite, the figures of each sample r over its cases in `per_case` (by case key), as
+    a baseline keeps them (`SuiteMetrics`, rounded); r runs below the fewest samples a case
+    has, so that every figure is over every case."""
+    by_suite: dict[str, list[CaseMetrics]] = {}
+    for key, measured in sorted(per_case.items()):
+        by_suite.setdefault(key.partition("/")[0], []).append(measured)
     metrics: dict[str, SuiteMetrics] = {}
-    for suite in sorted(_suites(scored)):
-        per_case = [_scored_attempts(c) for c in scored if c.suite == suite]
-        samples = max(len(a) for a in per_case)
-        tokens, p50, p95, cost = [], [], [], []
-        for r in range(samples):
-            sample = [attempts[r] for attempts in per_case if len(attempts) > r]
-            latencies = [a.latency_ms for a in sample]
-            tokens.append(round(sum(a.usage.output_tokens for a in sample) / len(sample), 2))
-            p50.append(round(percentile(latencies, 50), 1))
-            p95.append(round(percentile(latencies, 95), 1))
-            if price is not None:
-                cost.append(estimate_cost(sum((a.usage for a in sample), Usage()), price))
+    for suite, cases in by_suite.items():
+        values = figures(cases)
+        cost = values["cost"]
         metrics[suite] = SuiteMetrics(
-            output_tokens=tokens,
-            latency_p50_ms=p50,
-            latency_p95_ms=p95,
-            cost_usd=cost if price is not None else None,
+            output_tokens=[round(v, 2) for v in values["tokens_out"] or ()],
+            latency_p50_ms=[round(v, 1) for v in values["latency_p50"] or ()],
+            latency_p95_ms=[round(v, 1) for v in values["latency_p95"] or ()],
+            cost_usd=None if cost is None else [round(v, 6) for v in cost],
         )
     return metrics
 
 
-def _scored_attempts(case: CaseResult) -> list[Attempt]:
-    scored = [a for a in case.attempts if a.status in ("pass", "fail")]
-    if scored:
-        return scored
-    # A file from before attempts were kept: the case itself is its one sample (only its
-    # latency and usage are read).
-    status = "pass" if case.status == "pass" else "fail"
-    return [Attempt(status=status, latency_ms=case.latency_ms, usage=case.usage)]
+def _merged_metrics(
+    existing: Baseline, fresh: Baseline, keys: list[str], case_metrics: dict[str, CaseMetrics]
+) -> dict[str, SuiteMetrics]:
+    """Per suite of the merged baseline: its figures drawn again from the cases' own where
+    every case of it has them; else the existing file's where it keeps cases of the suite
+    (the cases the run did not re-record keep their figures), else the fresh run's."""
+    metrics: dict[str, SuiteMetrics] = {}
+    for suite in sorted({k.partition("/")[0] for k in keys}):
+        held = [k for k in keys if k.partition("/")[0] == suite]
+        if all(k in case_metrics for k in held):
+            metrics.update(suite_figures({k: case_metrics[k] for k in held}))
+        elif suite in existing.metrics and any(k not in fresh.baselines for k in held):
+            metrics[suite] = existing.metrics[suite]
+        elif suite in fresh.metrics:
+            metrics[suite] = fresh.metrics[suite]
+    return metrics
 
 
 def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple[Baseline, int]:
@@ -197,10 +223,8 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
         **{n: v for n, v in existing.sampling.items() if n in suites and n not in ran},
         **fresh.sampling,
     }
-    metrics = {
-        **{n: v for n, v in existing.metrics.items() if n in suites and n not in ran},
-        **fresh.metrics,
-    }
+    kept_case_metrics = {k: v for k, v in existing.case_metrics.items() if k in kept}
+    case_metrics = dict(sorted({**kept_case_metrics, **fresh.case_metrics}.items()))
     # The merged file is only as strict as the laxest run that fed it.
     bars = [b for b in (existing.min_pass_rate, fresh.min_pass_rate) if b is not None]
     update = {
@@ -209,7 +233,8 @@ def merge_baseline(existing: Baseline, fresh: Baseline, run: RunResult) -> tuple
         "check_counts": check_counts,
         "checks": checks,
         "sampling": dict(sorted(sampling.items())),
-        "metrics": dict(sorted(metrics.items())),
+        "metrics": _merged_metrics(existing, fresh, list(merged), case_metrics),
+        "case_metrics": case_metrics,
         # The latest run's platform: the file's entries were not all drawn on it when the
         # earlier ones came from another machine, which `compare` cannot tell apart.
         "platform": fresh.platform or existing.platform,

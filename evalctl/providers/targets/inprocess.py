@@ -2,7 +2,8 @@
 or put back: the application runs in this interpreter (so the spy sees its calls), and a
 reply must never lose the run.
 
-While a python target is open (`opened`, from its import to its `close`):
+While a python target's module is imported, and from its first call to its `close`
+(`install`, `uninstall`):
 - **stdout** is evalctl's (`--json` prints there when the run ends): `sys.stdout` and file
   descriptor 1 point at stderr, so a `print()` in the application, or a program it starts,
   lands beside evalctl's progress, not in its output;

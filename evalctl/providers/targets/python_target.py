@@ -91,22 +91,19 @@ class PythonTargetProvider(TargetTraits):
         field: str = "suite.target",
     ):
         self._target = target
-        # evalctl's stdout, os._exit and the application's threads, kept (evalctl.providers.
-        # targets.inprocess) from the import on, until close().
+        self._open = False
+        # evalctl's stdout, os._exit and the application's threads are kept (evalctl.providers.
+        # targets.inprocess) while its module is imported, and from its first call to close().
         inprocess.install()
-        self._open = True
         try:
             with inprocess.application_code():
                 function = load_object(target.function, suite_dir)
         except (ImportProblem, TargetExit, SystemExit) as exc:
-            self.close()
             why = str(exc) if isinstance(exc, ImportProblem) else f"importing it {_exited(exc)}"
             raise BadInputError(why, file=source or None, field=f"{field}.function") from None
-        except BaseException:
-            self.close()
-            raise
+        finally:
+            inprocess.uninstall()
         if not callable(function):
-            self.close()
             raise BadInputError(
                 f"{target.function} is not callable",
                 file=source or None,
@@ -120,6 +117,9 @@ class PythonTargetProvider(TargetTraits):
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"python target {self._target.function}")
+        if not self._open:
+            inprocess.install()
+            self._open = True
         limit = min(timeout, self._target.timeout_s or timeout)
         keywords: dict[str, Any] = {}
         document: dict[str, Any] | None = None
@@ -169,7 +169,7 @@ class PythonTargetProvider(TargetTraits):
         )
 
     def close(self) -> None:
-        if getattr(self, "_open", False):
+        if self._open:
             self._open = False
             inprocess.uninstall()
 

@@ -271,7 +271,8 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
                 errors.add(f"requirement {need!r}: {problem}", field="suite.requires")
         elif need not in known_needs:
             errors.add(
-                f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))})",
+                f"unknown requirement {need!r} (known: {', '.join(sorted(known_needs))}; "
+                "or a condition: env:NAME, host:NAME, tcp:HOST:PORT, http:URL)",
                 field="suite.requires",
             )
     return kind

@@ -1,6 +1,9 @@
 """`evalctl report`: render a result file as an HTML page and/or the runbook's Markdown.
 
-The renderer follows the file's `kind`: run results, a soak or a crash-test.
+The renderer follows the file's `kind`: run results, a soak or a crash-test. A run's page
+against `--baseline` shows the comparison `evalctl compare` would make, by the same function
+(`cli.compare.gate_one`): the same gate settings (`--gate`, `--alpha`, else `compare_gate`
+and `compare_alpha` in evalctl.toml), so the same verdict and exit code.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ class ReportOutput(BaseModel):
     # "-" when the Markdown went to standard output.
     markdown_path: str | None = None
     markdown_bytes: int = 0
+    # Against --baseline: the rule, and what `evalctl compare` says and exits with.
+    gate: str | None = None
+    verdict: str | None = None
+    exit_code: int | None = None
 
 
 def render(out: ReportOutput) -> None:
@@ -46,6 +53,11 @@ def render(out: ReportOutput) -> None:
     if out.markdown_path and out.markdown_path != str(STDOUT):
         stdout.print(
             escape(f"wrote {out.markdown_path} ({out.markdown_bytes} bytes) from {out.source}"),
+            soft_wrap=True,
+        )
+    if out.verdict is not None:
+        stdout.print(
+            escape(f"compare ({out.gate} gate): {out.verdict} (exit {out.exit_code})"),
             soft_wrap=True,
         )
 
@@ -76,6 +88,25 @@ def report(
             "--baseline", "-b", help="Also show the comparison with this baseline (HTML)."
         ),
     ] = None,
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            "--gate",
+            metavar="RULE",
+            help="With --baseline: the rule, as for evalctl compare (default: compare_gate "
+            "in evalctl.toml, else statistical).",
+            show_default=False,
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(
+            "--alpha",
+            help="With --baseline: the false-alarm rate, as for evalctl compare (default: "
+            "compare_alpha in evalctl.toml).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Render results as one self-contained HTML page and/or as runbook Markdown.
@@ -90,6 +121,10 @@ def report(
     A matrix run's directory: its side-by-side report (matrix.html and matrix.md, as the run
     wrote them) drawn again from its matrix.json and the cells' results.
 
+    --baseline gates as `evalctl compare BASELINE RESULTS` does, with the same settings
+    (--gate, --alpha, else evalctl.toml's), and shows its verdict and exit code; report
+    itself exits 0 when it wrote the page.
+
     Exit 2 when a file is malformed or of a kind that has no report.
     """
     from evalctl.reports.write import write_report
@@ -102,6 +137,10 @@ def report(
         )
     if markdown == STDOUT and as_json:
         raise BadInputError("cannot print Markdown and --json together", field="--markdown")
+    if baseline is None and (gate is not None or alpha is not None):
+        raise BadInputError(
+            "only applies with --baseline", field="--gate" if gate is not None else "--alpha"
+        )
     from evalctl.results.matrix import is_matrix_dir
 
     if is_matrix_dir(results):
@@ -121,12 +160,19 @@ def report(
         from evalctl.reports.pages import render_document
 
         baseline_doc = load_document(baseline) if baseline is not None else None
-        comparison = _comparison(doc, baseline_doc) if baseline_doc is not None else None
+        comparison = (
+            _comparison(doc, baseline_doc, gate, alpha) if baseline_doc is not None else None
+        )
         text = render_document(doc, comparison)
         write_report(html, text)
         output.html_path = str(html)
         output.bytes = len(text.encode("utf-8"))
         output.baseline = str(baseline_doc.path) if baseline_doc else None
+        if comparison is not None:
+            verdict = comparison.verdict
+            output.gate = comparison.gate
+            output.verdict = f"{verdict.word}: {verdict.summary}"
+            output.exit_code = int(verdict.exit_code)
     elif baseline is not None:
         raise BadInputError("only applies with --html", field="--baseline")
     if markdown is not None:
@@ -171,24 +217,20 @@ def _matrix_report(directory: Path, html: Path | None, markdown: Path | None) ->
     return output
 
 
-def _comparison(doc: Document, baseline_doc: Document) -> Comparison | None:
-    """The comparison the run page shows: computed here, since a renderer never runs one."""
-    from evalctl.baselines.gate import compare_baseline
-    from evalctl.baselines.model import baseline_from_document
+def _comparison(
+    doc: Document, baseline_doc: Document, gate: str | None, alpha: float | None
+) -> Comparison | None:
+    """The comparison the run page shows: computed here, since a renderer never runs one,
+    by what `evalctl compare` runs (`gate_one`), so the page's verdict is compare's."""
+    from evalctl.cli.compare import GateOptions, gate_one
     from evalctl.reports.pages import PAGE_RENDERERS, document_kind, refuse_comparison
-    from evalctl.results.io import run_from_document
 
     kind = document_kind(doc)
     if kind not in PAGE_RENDERERS:
         return None  # rendering refuses the kind, naming the kinds it knows
     if kind != "run":
         refuse_comparison(baseline_doc, kind)
-    return compare_baseline(
-        baseline_from_document(baseline_doc),
-        run_from_document(doc),
-        results_path=doc.path,
-        baseline_path=baseline_doc.path,
-    )
+    return gate_one(baseline_doc, doc, GateOptions(gate, alpha))
 
 
 def register(app: typer.Typer) -> None:

@@ -159,6 +159,10 @@ def test_spying_a_function_evalctl_uses_is_refused(tmp_path: Path) -> None:
         value = "ok"
         """,
     )
+    checked = evalctl(tmp_path, "cases", "validate", str(suite))
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert "suite.spy[2].function" in checked.stderr and "standard library" in checked.stderr
+    assert "suite.spy[1]" not in checked.stderr
     ran = evalctl(tmp_path, "run", "--cases", str(suite), "--out", "out")
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "suite.spy[2].function" in ran.stderr and "standard library" in ran.stderr

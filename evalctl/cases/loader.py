@@ -21,6 +21,7 @@ from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.command import command_problems
 from evalctl.tools.declared import declared_tool_problems
 from evalctl.tools.python_tool import python_tool_problems
+from evalctl.tools.spy_functions import refusal as spy_refusal
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -291,6 +292,10 @@ def _check_app_functions(errors: _Collector, table: SuiteTable, suite_dir: Path)
         module, _, attrs = spec.partition(":")
         for message in python_tool_problems(f"{module}:{attrs.split('.')[0]}", suite_dir):
             errors.add(message, field=field)
+    for index, spy in enumerate(table.spy, start=1):
+        refused = spy_refusal(spy.function)  # a module evalctl itself uses
+        if refused is not None:
+            errors.add(refused, field=f"suite.spy[{index}].function")
     for index, target in enumerate(table.target, start=1):
         if target.type == "command":
             for message in command_problems(target.argv, suite_dir):

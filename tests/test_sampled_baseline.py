@@ -335,7 +335,11 @@ def test_cli_samples_run_then_baseline_from_it(echo_suite: Path, tmp_path: Path)
     assert done.returncode == 0, done.stderr
     data = json.loads((out / "results.json").read_text())
     assert data["settings"]["repeats"] == 3
-    assert [a["sampling"]["seed"] for a in data["cases"][0]["attempts"]] == [0, 1, 2]
+    seeds = [a["sampling"]["seed"] for a in data["cases"][0]["attempts"]]
+    # A run's samples draw afresh: consecutive seeds from its own high seed_base, never the
+    # 0..K-1 a baseline recorded with `baseline --samples K` used.
+    base = data["settings"]["seed_base"]
+    assert base >= 1_000_000 and seeds == [base, base + 1, base + 2]
 
     # --from with the same K is only a check; another K is bad input naming the flag.
     b = tmp_path / "b.json"
@@ -362,9 +366,17 @@ def test_cli_resume_keeps_the_samples(echo_suite: Path, tmp_path: Path) -> None:
     assert "--samples" in refused.stdout + refused.stderr
     resumed = echo_cli(tmp_path, "run", "--resume", str(out), "--json")
     assert resumed.returncode == 0, resumed.stderr
-    shout = json.loads((out / "results.json").read_text())["cases"][1]
+    data = json.loads((out / "results.json").read_text())
+    shout = data["cases"][1]
     assert shout["key"] == "echo/shout"
-    assert [a["sampling"]["seed"] for a in shout["attempts"]] == [0, 1, 2]
+    # The resumed case is sampled from the run's own seed_base, as the first case was.
+    base = data["settings"]["seed_base"]
+    assert [a["sampling"]["seed"] for a in data["cases"][0]["attempts"]] == [
+        base,
+        base + 1,
+        base + 2,
+    ]
+    assert [a["sampling"]["seed"] for a in shout["attempts"]] == [base, base + 1, base + 2]
 
 
 def test_cli_baseline_takes_its_samples_from_evalctl_toml(echo_suite: Path, tmp_path: Path) -> None:

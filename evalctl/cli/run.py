@@ -206,11 +206,14 @@ def run(
     (default auto, 0: off), so `evalctl compare B RESULTS` can tell a broken case from noise.
     --allow-outside-paths lets suites name files outside their project (docs/security.md).
 
-    Several --provider or --model values, or a [matrix] in evalctl.toml when neither is
+    --limit N runs the first N cases of each suite, after the other filters.
+
+    Several --provider or --model values, or a \\[matrix] in evalctl.toml when neither is
     given, run a matrix: one run per provider x model x prompt variant, each in
     <out>/<cell-id>/, with matrix.json, matrix.html and matrix.md beside them. --model
-    PROVIDER:MODEL applies to that provider only. `evalctl compare BASELINES_DIR MATRIX_DIR`
-    gates each cell on its own baseline.
+    PROVIDER:MODEL applies to that provider only; the flags replace the matrix's providers
+    and models, never its prompt variants. `evalctl compare BASELINES_DIR MATRIX_DIR` gates
+    each cell on its own baseline.
     """
     from evalctl.sharding import parse_shard
 
@@ -485,10 +488,24 @@ def _sampling_flags(
                 )
         temperature, seed = started.temperature, started.seed
         request.sampled = bool(started.sampled)
+        request.seed_base = started.seed_base
     else:
         options.apply_samples(request, samples, seed)
+        if request.repeats > 1 and seed is None:
+            # R repeats of a greedy request are one answer R times: repeats are samples.
+            request.sampled = True
+        if seed is None:
+            request.seed_base = fresh_seed_base()
     request.temperature = temperature
     request.seed = seed
+
+
+def fresh_seed_base() -> int:
+    """A run's first sample seed: random and far above the 0..K-1 a baseline's samples use,
+    so a run draws afresh instead of repeating the baseline's draws."""
+    import secrets
+
+    return 1_000_000 + secrets.randbelow(1_000_000_000)
 
 
 def _repeats(case: CaseResult) -> str | None:

@@ -370,6 +370,8 @@ class RunSettings(_Strict):
     cooldown_s: float = 0.0
     # Per suite, the metric gates its `[suite.gate]` asked for; a suite without one is absent.
     gates: dict[str, SuiteGate] = Field(default_factory=dict)
+    # The run's first sample seed (`RunRequest.seed_base`); `run --resume` keeps it.
+    seed_base: int = 0
     # `run --baseline B` (with `--confirm`, default auto): how drops were confirmed.
     confirm: ConfirmSettings | None = None
     # Per suite, the gate rule its `[suite] gate = "..."` asked for; absent: compare's own.

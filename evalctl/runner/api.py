@@ -49,6 +49,11 @@ class RunRequest:
     # A matrix cell's prompt variant: a template wrapping each case's prompt as `{{ prompt }}`
     # (evalctl.runner.prompt_variant); None sends the prompt as the case builds it.
     prompt_template: str | None = None
+    # The first seed a sample of this run is sent (sample r: seed_base + r), and the seed of a
+    # sampling suite's requests that set none: 0 when recording a baseline (`baseline
+    # --samples K` uses seeds 0..K-1), a random high one for `run`, so a run never repeats
+    # the baseline's draws (docs/gating.md, "Independent samples").
+    seed_base: int = 0
     # `--baseline B` with `--confirm`: re-sample the cases that dropped below B (runner.confirm).
     confirm: ConfirmPlan | None = None
 

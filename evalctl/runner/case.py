@@ -25,6 +25,7 @@ def run_case(
     crash_retries: int,
     run_dir: Path,
     sampled: bool = False,
+    seed_base: int = 0,
 ) -> CaseResult:
     """Run the case `repeats` times. `sampled` (`--samples`): repeat r is sent seed r, and a
     low temperature where the case is greedy (evalctl.runner.sampling); each attempt then
@@ -36,7 +37,9 @@ def run_case(
     for sample in range(repeats):
         this = setup
         if sampled:
-            this = dataclasses.replace(setup, sampling=sample_sampling(setup.sampling, sample))
+            this = dataclasses.replace(
+                setup, sampling=sample_sampling(setup.sampling, sample, seed_base)
+            )
         outcome = _attempt(this, provider, retry, sampled)
         all_attempts.append(outcome)
         tries = 0

@@ -16,7 +16,7 @@ from typing import Any
 from evalctl import __version__
 from evalctl.cases.loader import SuiteErrors, load_all, refuse_tool_exec, select
 from evalctl.cases.requirements import unmet_requirement
-from evalctl.cases.schema import Suite
+from evalctl.cases.schema import Case, Suite
 from evalctl.cases.select import CaseFilter
 from evalctl.chat import Sampling
 from evalctl.config import Settings
@@ -134,7 +134,7 @@ def _setups(
                 resources,
                 judge,
                 embedder=embedder,
-                sampling=resolve_sampling(_flags(request), suite.table, case),
+                sampling=_fresh_seed(request, suite, case),
                 timeout_explicit=explicit is not None,
                 prompt_template=request.prompt_template,
             )
@@ -143,12 +143,13 @@ def _setups(
 
 
 def _refuse_unanswered_judges(
-    judge: JudgeService | None, script: Path, suites: list[Suite]
+    judge: JudgeService | None, script: Path, suites: list[Suite], run_provider: str
 ) -> None:
     """A reply script without replies for the run's judge assertions is bad input: refused
-    before any case runs, as `cases validate --script` refuses it."""
+    before any case runs, as `cases validate --script` refuses it; so is a judge that would
+    fall back to an application target (`run_provider`), which no script answers."""
     check = getattr(judge, "script_problems", None)
-    problems = check(script, suites) if callable(check) else []
+    problems = check(script, suites, run_provider) if callable(check) else []
     if problems:
         first = problems[0]
         more = len(problems) - 1
@@ -176,6 +177,16 @@ def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None
     if not all(hasattr(get_kind(s.table.kind), "direct_calls") for s in suites):
         return None
     return ScriptedProvider(Script())
+
+
+def _fresh_seed(request: RunRequest, suite: Suite, case: Case | None = None) -> Sampling:
+    """The case's sampling; a sampling suite's request that sets no seed of its own is sent
+    the run's `seed_base`, not seed 0, which a baseline's first sample used."""
+    sampling = resolve_sampling(_flags(request), suite.table, case)
+    own = request.seed, case.seed if case else None, suite.table.seed
+    if sampling.temperature and all(seed is None for seed in own):
+        return sampling.model_copy(update={"seed": request.seed_base})
+    return sampling
 
 
 def _flags(request: RunRequest) -> SamplingFlags:
@@ -243,8 +254,8 @@ def execute_run(
         judge = make_judge(
             JudgeSetup(settings, env, provider, options, retry, cache=request.judge_cache)
         )
-        if request.script is not None and provider.name == "scripted":
-            _refuse_unanswered_judges(judge, request.script, suites)
+        if request.script is not None:
+            _refuse_unanswered_judges(judge, request.script, suites, provider.name)
         # Only a selection narrows the scope (--suite, or the configured default suites;
         # --case and --shard are recorded on their own). Paths given with --cases do not:
         # a suite file deleted from them since the baseline must gate as orphaned.
@@ -323,6 +334,7 @@ def _execute(
                 crash_retries=request.crash_retries,
                 run_dir=out_dir,
                 sampled=request.sampled,
+                seed_base=request.seed_base,
             )
 
         result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
@@ -443,10 +455,7 @@ def _header(
             suite_versions={s.name: s.table.version for s in suites},
             temperature=request.temperature,
             seed=request.seed,
-            sampling={
-                s.name: sent_sampling(provider, resolve_sampling(_flags(request), s.table))
-                for s in suites
-            },
+            sampling={s.name: sent_sampling(provider, _fresh_seed(request, s)) for s in suites},
             max_tokens={s.name: s.table.max_tokens for s in suites},
             sampled=_sampled(request, provider, suites),
             gates={s.name: g for s in suites if (g := s.table.metric_gate) is not None},
@@ -465,6 +474,7 @@ def _header(
             restart_per_case=request.restart_per_case,
             cooldown_s=request.cooldown_s if request.restart_per_case else 0.0,
             prompt_template=request.prompt_template,
+            seed_base=request.seed_base,
         ),
         environment=environment.capture(),
     )
@@ -479,8 +489,8 @@ def _sampled(
     plans = {}
     for suite in suites:
         base = resolve_sampling(_flags(request), suite.table)
-        sent = sent_sampling(provider, sample_sampling(base, 0))
-        plans[suite.name] = sample_settings(base, request.repeats, sent)
+        sent = sent_sampling(provider, sample_sampling(base, 0, request.seed_base))
+        plans[suite.name] = sample_settings(base, request.repeats, sent, request.seed_base)
     return plans
 
 

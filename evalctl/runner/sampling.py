@@ -56,29 +56,35 @@ def resolve_sampling(flags: SamplingFlags, suite: SuiteTable, case: Case | None 
     )
 
 
-def sample_sampling(base: Sampling, sample: int) -> Sampling:
+def sample_sampling(base: Sampling, sample: int, seed_base: int = 0) -> Sampling:
     """What sample `sample` (0-based) of a case whose own sampling is `base` is sent: seed
-    `sample`, and PERTURB_TEMPERATURE where `base` is greedy."""
+    `seed_base + sample`, and PERTURB_TEMPERATURE where `base` is greedy."""
     greedy = not base.temperature
     return Sampling(
         temperature=PERTURB_TEMPERATURE if greedy else base.temperature,
         top_p=base.top_p,
-        seed=sample,
+        seed=seed_base + sample,
     )
 
 
-def sample_settings(base: Sampling, samples: int, sent: Sampling | None = None) -> SampleSettings:
+def sample_settings(
+    base: Sampling, samples: int, sent: Sampling | None = None, seed_base: int = 0
+) -> SampleSettings:
     """How a suite whose own sampling is `base` is sampled `samples` times. `sent` is the
     first sample as the provider sends it (None in a field its API does not take; default:
     every field), so the record never claims a seed or temperature that was not sent."""
     sent = sent or sample_sampling(base, 0)
     # Only where the perturbed temperature reached the provider.
     perturbed = not base.temperature and sent.temperature is not None
-    seeds = list(range(samples)) if sent.seed is not None else []
+    seeds = list(range(seed_base, seed_base + samples)) if sent.seed is not None else []
     what = "greedy suite sampled" if perturbed else "sampled"
     temperature = "the provider's own" if sent.temperature is None else f"{sent.temperature:g}"
     top_p = "the provider's own" if sent.top_p is None else f"{sent.top_p:g}"
-    seed_text = f"seeds 0..{samples - 1}" if seeds else "no seed (the provider takes none)"
+    seed_text = (
+        f"seeds {seed_base}..{seed_base + samples - 1}"
+        if seeds
+        else "no seed (the provider takes none)"
+    )
     return SampleSettings(
         samples=samples,
         seeds=seeds,

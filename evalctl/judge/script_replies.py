@@ -25,14 +25,23 @@ from evalctl.judge.prompt import JUDGE_TAG_SUFFIX, judge_tag, read_reply
 from evalctl.providers.scripted import Script, reply_keys
 
 SCRIPTED = "scripted"
+# The application targets: a judge that falls back to one of them has no model to ask.
+TARGETS = frozenset({"python", "http", "command"})
 
 
 def judge_reply_problems(
-    script: Script, path: Path, suites: Sequence[Suite], judge_provider: str | None = None
+    script: Script,
+    path: Path,
+    suites: Sequence[Suite],
+    judge_provider: str | None = None,
+    run_provider: str | None = None,
 ) -> list[BadInputError]:
     """Every judge assertion the script leaves unanswered, and every addressed key naming no
-    judge assertion; `judge_provider` is evalctl.toml's `[judge] provider`."""
-    problems = _unanswered(script, path, suites, judge_provider)
+    judge assertion; `judge_provider` is evalctl.toml's `[judge] provider`, `run_provider`
+    the run's (None: each suite's own, its first target where it declares one, else the
+    scripted provider). A judge that would fall back to an application target cannot be
+    answered at all."""
+    problems = _unanswered(script, path, suites, judge_provider, run_provider)
     problems.extend(_misaddressed(script, path, suites))
     return problems
 
@@ -49,14 +58,33 @@ def _default_problem(script: Script, graded: bool) -> str | None:
 
 
 def _unanswered(
-    script: Script, path: Path, suites: Sequence[Suite], judge_provider: str | None
+    script: Script,
+    path: Path,
+    suites: Sequence[Suite],
+    judge_provider: str | None,
+    run_provider: str | None,
 ) -> list[BadInputError]:
     problems = []
     for suite in suites:
+        runs_on = run_provider or (suite.table.target[0].type if suite.table.target else None)
         for case in suite.cases:
             for spec, name in judge_checks(suite.table, case):
                 assert isinstance(spec.params, JudgeParams)
-                if (spec.params.provider or judge_provider or SCRIPTED) != SCRIPTED:
+                asked = spec.params.provider or judge_provider or runs_on or SCRIPTED
+                if asked in TARGETS:
+                    problems.append(
+                        BadInputError(
+                            f"judge check {name!r} has no judge: it would ask the run's "
+                            f"provider, the {asked} target, which is your application, not a "
+                            "model; name one with [judge] provider in evalctl.toml (scripted "
+                            "answers from this script) or the assertion's `provider`",
+                            file=str(path),
+                            case_id=case.key,
+                            field="cases",
+                        )
+                    )
+                    continue
+                if asked != SCRIPTED:
                     continue
                 tag = judge_tag(case.key, name)
                 if any(script.cases.get(key) for key in reply_keys(tag)):

@@ -148,7 +148,9 @@ class Judge:
             outcome.reason = redact(reading.reason, self._env)
         return outcome
 
-    def script_problems(self, script: Path, suites: Sequence[Suite]) -> list[BadInputError]:
+    def script_problems(
+        self, script: Path, suites: Sequence[Suite], run_provider: str | None = None
+    ) -> list[BadInputError]:
         """The judge assertions of `suites` a scripted run's reply script leaves unanswered
         (evalctl.judge.script_replies), so the run refuses it before its first case, as
         `cases validate --script` does, instead of ending each judged case in `error`."""
@@ -156,7 +158,7 @@ class Judge:
         from evalctl.providers.scripted import load_script
 
         return judge_reply_problems(
-            load_script(script), script, suites, self._settings.judge.provider
+            load_script(script), script, suites, self._settings.judge.provider, run_provider
         )
 
     def close(self) -> None:

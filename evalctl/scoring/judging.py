@@ -57,9 +57,10 @@ class GradeRequest:
 class JudgeService(Protocol):
     """The run's judge: grades an answer against a rubric.
 
-    Optional, read where present: `script_problems(script, suites) -> [BadInputError]`, the
-    judge assertions a scripted run's reply script leaves unanswered; the run refuses such a
-    script before its first case (exit 2)."""
+    Optional, read where present: `script_problems(script, suites, run_provider) ->
+    [BadInputError]`, the judge assertions a run's reply script leaves unanswered (or that
+    fall back to an application target); the run refuses such a script before its first
+    case (exit 2)."""
 
     def grade(self, request: GradeRequest) -> Judgement: ...
 

@@ -66,9 +66,9 @@ from typing import Literal
 
 Change = Literal["regression", "within_noise", "unchanged", "improvement"]
 Multiplicity = Literal["holm", "bh"]
-Mode = Literal["statistical", "strict"]
+Mode = Literal["statistical"]
 # Which evidence made a stratum a regression.
-Cause = Literal["case", "suite", "strict"]
+Cause = Literal["case", "suite"]
 
 CASES = "cases"
 STRATIFIED = "stratified_mcnemar"
@@ -356,15 +356,20 @@ def split_alpha(alpha: float, floors: dict[str, float]) -> dict[str, float]:
     from the strata's totals alone. A component whose floor is above its share gets 0.0
     and its share goes to the rest; repeated until every remaining one can use its share.
     The shares sum to alpha (unless none can fire) and depend on the totals only.
+
+    One component is dropped at a time, the one furthest from usable (largest floor/share):
+    its share, passed on, may make another usable that would have been dropped with it (two
+    failing stable cases, each too weak for half of alpha, pass the flip test once the
+    stratified test's share is theirs).
     """
     active = set(floors)
     while active:
         weight = sum(WEIGHTS[name] for name in active)
         shares = {name: alpha * WEIGHTS[name] / weight for name in active}
-        unusable = {name for name in active if floors[name] > shares[name]}
+        unusable = [name for name in active if floors[name] > shares[name]]
         if not unusable:
             return {name: shares.get(name, 0.0) for name in floors}
-        active -= unusable
+        active.remove(max(sorted(unusable), key=lambda name: floors[name] / shares[name]))
     return dict.fromkeys(floors, 0.0)
 
 
@@ -411,7 +416,6 @@ def gate(
     strata: Sequence[Stratum],
     alpha: float = 0.05,
     *,
-    mode: Mode = "statistical",
     multiplicity: Multiplicity = "holm",
     suite_level: bool = True,
 ) -> SuiteVerdict:
@@ -426,18 +430,10 @@ def gate(
     checks of a suite's cases, which are not independent, `gate_checks` adds a suite test
     that respects that.
 
-    `strict`: the rule from before sampled baselines: a stratum whose baseline was mostly
-    passing (2a > n) and that failed any run sample is a regression. p-values are still
-    reported; alpha plays no part.
+    The strict rule is not here: it reads statuses, not counts (`baselines.changes`), and
+    `compare --gate strict` is the one place it lives.
     """
     _check_alpha(alpha)
-    if mode == "strict":
-        p_values, adjusted, _ = _per_stratum(strata, multiplicity)
-        verdicts = tuple(
-            _classify(s, p, q, case_hit=_strict_hit(s), suite_hit=False, cause="strict")
-            for s, p, q in zip(strata, p_values, adjusted, strict=True)
-        )
-        return SuiteVerdict(mode, alpha, multiplicity, 0.0, verdicts, ())
     tests = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
     return _statistical(strata, alpha, multiplicity, tests)
 
@@ -515,10 +511,6 @@ def _family_floor(min_p_values: list[float], multiplicity: Multiplicity) -> floa
     return min(q * count / rank for rank, q in enumerate(ordered, start=1))
 
 
-def _strict_hit(s: Stratum) -> bool:
-    return 2 * s.baseline_passes > s.baseline_n and s.run_passes < s.run_m
-
-
 def _classify(
     s: Stratum,
     p_value: float,
@@ -528,7 +520,7 @@ def _classify(
     suite_hit: bool,
     cause: Cause | None = None,
 ) -> CaseVerdict:
-    if case_hit and (s.dropped or cause == "strict"):
+    if case_hit and s.dropped:
         return CaseVerdict(s, p_value, adjusted, "regression", cause or "case")
     if s.dropped:
         if suite_hit:

@@ -177,3 +177,23 @@ def test_an_id_template_of_one_number_is_still_text(tmp_path: Path) -> None:
         '[[suite.case_template.assert]]\ntype = "contains"\nvalue = "x"\n'
     )
     assert [c.id for c in load_suite(suite).cases] == ["7"]
+
+
+def test_a_csv_cell_holding_json_becomes_data_through_fromjson(tmp_path: Path) -> None:
+    (tmp_path / "golden.csv").write_text(
+        'id,question,filters\nred,"A red?","{""color"": ""red"", ""max_price"": 20}"\n'
+    )
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        '[suite]\nname = "s"\nkind = "assert"\ntools = ["search"]\ncases_from = "golden.csv"\n'
+        '[[suite.tool]]\nname = "search"\ndescription = "Search"\nmock = []\n'
+        'parameters.properties = { color = { type = "string" }, max_price = { type = "number" } }\n'
+        '[suite.case_template]\ninput = { prompt = "{{ question }}" }\n'
+        '[[suite.case_template.assert]]\ntype = "tool-called"\nname = "search"\n'
+        'args = "{{ filters | fromjson }}"\n'
+    )
+    (case,) = load_suite(suite).cases
+    assert case.assertions[0].params.model_dump()["args"] == {"color": "red", "max_price": 20}
+    rendered, problems = render_value("{{ x | fromjson }}", {"x": "{not json"})
+    assert rendered == "{{ x | fromjson }}"
+    assert problems and "fromjson: not JSON" in problems[0][1]

@@ -6,12 +6,15 @@ their names: BASELINE RESULTS gates; RESULTS_A RESULTS_B diffs.
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.markup import escape
@@ -44,7 +47,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
-from evalctl.results.document import Document
+from evalctl.results.document import Document, DocumentKind
 from evalctl.results.models import RunResult
 from evalctl.results.text import STATUS_STYLE, visible_controls
 from evalctl.secrets import redact
@@ -400,9 +403,15 @@ def step_summary(cmp: Comparison) -> None:
 
 def _pricer(provider: str, model: str, settings: Settings) -> CostOf:
     """Prices one sample's usage for the cost metric, from the price table in config."""
-    from evalctl.cost import estimate_run_cost
+    from evalctl.cost import estimate_cost, price_for, price_table
+    from evalctl.providers.registry import is_billed
 
-    return lambda usage: estimate_run_cost(provider, model, usage, settings)
+    # Looked up once, not per sample (`cost.estimate_run_cost`, whose answer this is): the
+    # registry and the price table do not change during a comparison.
+    price = price_for(model, price_table(settings.prices)) if is_billed(provider) else None
+    if price is None:
+        return lambda usage: None
+    return lambda usage: estimate_cost(usage, price)
 
 
 def _narrowed(run: RunResult, selected: CaseFilter) -> RunResult:
@@ -430,15 +439,44 @@ class GateOptions:
     selected: CaseFilter = field(default_factory=lambda: case_filter(None, None))
 
 
-def gate_one(baseline_doc: Document, run_doc: Document, how: GateOptions) -> Comparison:
+@dataclass(frozen=True)
+class RunFile:
+    """Run results already read and validated (`results.scores`), and the file they are."""
+
+    path: Path
+    run: RunResult
+
+    @property
+    def kind(self) -> DocumentKind:
+        return "run"
+
+
+def read_results(path: Path) -> Document | RunFile:
+    """Results as a comparison reads them: the fast reader's run (conversations never built),
+    else the document, whose validation words whatever is wrong with the file."""
+    from evalctl.results.document import load_document, resolve_results_path
+    from evalctl.results.scores import read_scores
+
+    run = read_scores(path)
+    if run is not None:
+        return RunFile(resolve_results_path(path), run)
+    return load_document(path, skip_conversations=True)
+
+
+def _run_of(doc: Document | RunFile) -> RunResult:
+    from evalctl.results.io import run_from_document
+
+    return doc.run if isinstance(doc, RunFile) else run_from_document(doc)
+
+
+def gate_one(baseline_doc: Document, run_doc: Document | RunFile, how: GateOptions) -> Comparison:
     """One run gated on one baseline: the comparison every renderer draws."""
     from evalctl.baselines.gate import compare_baseline, rule_named
     from evalctl.baselines.model import baseline_from_document
-    from evalctl.results.io import run_from_document
 
     settings = load_settings()
     baseline = baseline_from_document(baseline_doc)
-    run = _narrowed(run_from_document(run_doc), how.selected)
+    run = _narrowed(_run_of(run_doc), how.selected)
     rule = rule_named(
         how.gate or settings.compare_gate,
         baseline,
@@ -536,18 +574,23 @@ def compare(
         second = second.parent  # the index stands for its matrix directory
     if is_matrix_dir(second):
         from evalctl.cli.compare_matrix import compare_matrix
+        from evalctl.results.matrix import read_matrix
+
+        # One budget for the whole exit code: the cells share alpha equally.
+        cells = max(len(read_matrix(second).cells), 1)
+        per_cell = (load_settings().compare_alpha if alpha is None else alpha) / cells
 
         def gate_cell(baseline_file: Path, results_file: Path) -> Comparison:
             return gate_one(
                 load_document(baseline_file, skip_conversations=True),
-                load_document(results_file, skip_conversations=True),
-                GateOptions(gate, alpha, selected),
+                read_results(results_file),
+                GateOptions(gate, per_cell, selected),
             )
 
         return compare_matrix(first, second, gate_cell, as_json, limit)
     # Statuses, checks and figures are all a comparison reads: skip the conversations.
     doc_a = load_document(first, skip_conversations=True)
-    doc_b = load_document(second, skip_conversations=True)
+    doc_b = read_results(second)
     if doc_a.kind == "baseline":
         cmp = gate_one(doc_a, doc_b, GateOptions(gate, alpha, selected))
         emit(cmp, as_json, partial(render_comparison, limit=limit))
@@ -563,7 +606,7 @@ def compare(
             )
         diff = compare_runs(
             _narrowed(run_from_document(doc_a), selected),
-            _narrowed(run_from_document(doc_b), selected),
+            _narrowed(_run_of(doc_b), selected),
             path_a=doc_a.path,
             path_b=doc_b.path,
         )
@@ -574,5 +617,28 @@ def compare(
     return None
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _gc_paused(command: Callable[P, R]) -> Callable[P, R]:
+    """`command` with Python's cyclic garbage collector paused while it runs. A comparison
+    builds a large structure that holds no garbage (a 10,000-case run is about a million
+    objects) and ends; collections while it grows would traverse all of it again and again
+    for nothing. Reference counting still frees everything as usual."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return command(*args, **kwargs)
+        finally:
+            if paused:
+                gc.enable()
+
+    return run
+
+
 def register(app: typer.Typer) -> None:
-    app.command("compare")(compare)
+    app.command("compare")(_gc_paused(compare))

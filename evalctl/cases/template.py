@@ -53,7 +53,21 @@ def _sandbox() -> SandboxedEnvironment:
 
     env = Sandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["slug"] = slug
+    env.filters["fromjson"] = fromjson
     return env
+
+
+def fromjson(value: Any) -> Any:
+    """`{{ filters | fromjson }}`: a text column holding JSON (a CSV cell) read as what it
+    holds, a table, a list or a number, for a typed placeholder to hand on."""
+    import json
+
+    if not isinstance(value, str):
+        return value  # already data: a JSON or TOML row's value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"fromjson: not JSON: {exc}") from None
 
 
 # The longest id part `slug` makes.

@@ -326,6 +326,10 @@ def test_the_input_document(tmp_path: Path) -> None:
         "json_schema": None,
         "case": "doc/one",
         "vars": {"sku": "a1"},
+        # The request's sampling: greedy, as nothing set it.
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "seed": 0,
     }
 
 

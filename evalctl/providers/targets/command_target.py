@@ -7,6 +7,10 @@ own, with evalctl's environment; when the program exits, at the deadline, or whe
 dies, every process it started is killed, `setsid` children included. So a background child
 that keeps stdout open ends with the program instead of holding the reply until the
 deadline. Stdout is read up to the target's `max_reply_bytes` and no further.
+
+The request's sampling (`temperature`, `top_p`, `seed`) is in the input document, and
+`{{temperature}}`, `{{top_p}}` and `{{seed}}` in `argv` become their values, so a program that
+takes them as flags gets them there.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import ProviderError
 from evalctl.providers.targets.config import CommandTarget
 from evalctl.providers.targets.reply import (
+    SAMPLING_KEYS,
     TargetTraits,
     read_json,
     refuse_side_request,
+    render_template,
     target_input,
     to_response,
     too_large,
@@ -44,15 +50,22 @@ class CommandTargetProvider(TargetTraits):
     def model(self) -> str:
         return " ".join(self._target.argv)
 
+    @property
+    def sampling_params(self) -> frozenset[str]:
+        """The program gets every sampling setting: in the input document on its stdin."""
+        return frozenset(SAMPLING_KEYS)
+
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"command target {self.model}")
         limit = min(timeout, self._target.timeout_s or timeout)
-        stdin = json.dumps(target_input(request)).encode()
+        document = target_input(request)
+        stdin = json.dumps(document).encode()
+        argv = _argv(self._target.argv, {k: document[k] for k in SAMPLING_KEYS})
         what = f"command target {self.model}"
         started = time.monotonic()
         try:
             done = supervise.run(
-                self._target.argv,
+                argv,
                 cwd=self._cwd,
                 env=os.environ,
                 payload=stdin,
@@ -79,3 +92,10 @@ class CommandTargetProvider(TargetTraits):
 
     def close(self) -> None:
         pass
+
+
+def _argv(argv: list[str], sampling: dict[str, object]) -> list[str]:
+    """`argv` with `{{temperature}}`, `{{top_p}}` and `{{seed}}` filled in as text (JSON's
+    spelling: `0.3`, `7`, `null` for a seed not sent); any other `{{...}}` is left as is."""
+    filled = (render_template(arg, sampling) for arg in argv)
+    return [arg if isinstance(arg, str) else json.dumps(arg) for arg in filled]

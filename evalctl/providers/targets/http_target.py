@@ -30,11 +30,13 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Usage
 from evalctl.errors import BadInputError, ProviderError, TransientProviderError
 from evalctl.providers.targets.config import HttpTarget
 from evalctl.providers.targets.reply import (
+    SAMPLING_KEYS,
     TargetTraits,
     read_json,
     refuse_side_request,
     render_template,
     target_input,
+    template_names,
     to_response,
     too_large,
     value_at,
@@ -156,6 +158,16 @@ class HttpTargetProvider(TargetTraits):
     @property
     def model(self) -> str:
         return self._redact(f"{self._target.method} {self._target.url}")
+
+    @property
+    def sampling_params(self) -> frozenset[str]:
+        """The sampling settings the application receives: all of them in the whole input
+        document (no `body`), those its `body` template names, none for a GET (no body)."""
+        if self._target.method == "GET":
+            return frozenset()
+        if self._target.body is None:
+            return frozenset(SAMPLING_KEYS)
+        return frozenset(SAMPLING_KEYS) & template_names(self._target.body)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)

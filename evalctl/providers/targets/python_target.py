@@ -36,6 +36,21 @@ from evalctl.providers.targets.reply import (
 
 # The sampling settings a keyword-called function gets when it declares them.
 SAMPLING_KEYWORDS = ("temperature", "top_p", "seed")
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def declared_sampling(function: Callable[..., Any]) -> frozenset[str]:
+    """The sampling settings `function` declares by name (a `**kwargs` declares none), so a
+    keyword call passes it those and no others; none when it has no signature to read."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(
+        name
+        for name in SAMPLING_KEYWORDS
+        if (declared := parameters.get(name)) is not None and declared.kind in _NAMED
+    )
 
 
 def keyword_arguments(
@@ -52,10 +67,8 @@ def keyword_arguments(
         signature = None
     if signature is None:
         return kwargs
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    for name in SAMPLING_KEYWORDS:
-        declared = signature.parameters.get(name)
-        if declared is not None and declared.kind in named and name not in kwargs:
+    for name in declared_sampling(function):
+        if name not in kwargs:
             kwargs[name] = sampling[name]
     try:
         signature.bind(**kwargs)
@@ -114,6 +127,14 @@ class PythonTargetProvider(TargetTraits):
     @property
     def model(self) -> str:
         return self._target.function
+
+    @property
+    def sampling_params(self) -> frozenset[str]:
+        """The sampling settings the function receives: all of them in the input document,
+        or, called with keywords, those it declares (results record no more)."""
+        if self._target.call == "keywords":
+            return declared_sampling(self._function)
+        return frozenset(SAMPLING_KEYWORDS)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         refuse_side_request(request, f"python target {self._target.function}")

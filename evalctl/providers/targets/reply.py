@@ -40,10 +40,19 @@ def refuse_side_request(request: CompletionRequest, what: str) -> None:
         )
 
 
+# The sampling settings a target can pass on to the application: keys of its input document
+# (and so `{{name}}` in an http body or a command's argv), keywords a python function
+# declares. A target says which of them its application really receives (`sampling_params`,
+# evalctl.providers.base.sent_sampling), so results never claim more.
+SAMPLING_KEYS: tuple[str, ...] = ("temperature", "top_p", "seed")
+
+
 def target_input(request: CompletionRequest) -> dict[str, Any]:
     """The document a target is called with: the last user message as `prompt`, the whole
-    conversation (system prompt apart), the tools the suite offers, the case key and the
-    case's `vars` (a data row's values; {} for a case without)."""
+    conversation (system prompt apart), the tools the suite offers, the case key, the
+    case's `vars` (a data row's values; {} for a case without) and the request's sampling
+    (`temperature`, `top_p`, `seed`: greedy 0, 1, 0 unless the suite, the case, the command
+    line or a sampled run says otherwise)."""
     system = next((m.content for m in request.messages if m.role is Role.SYSTEM), "")
     turns = [m for m in request.messages if m.role is not Role.SYSTEM]
     prompt = next((m.content for m in reversed(turns) if m.role is Role.USER), "")
@@ -55,7 +64,21 @@ def target_input(request: CompletionRequest) -> dict[str, Any]:
         "json_schema": request.json_schema,
         "case": request.tag,
         "vars": log.vars if (log := current()) is not None else {},
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "seed": request.seed,
     }
+
+
+def template_names(template: Any) -> set[str]:
+    """The names a template's `{{name}}` placeholders use, anywhere in it."""
+    if isinstance(template, dict):
+        return set().union(*(template_names(v) for v in template.values()))
+    if isinstance(template, list):
+        return set().union(*(template_names(v) for v in template))
+    if isinstance(template, str):
+        return set(_PLACEHOLDER.findall(template))
+    return set()
 
 
 # Token counts and durations (ms) past this are no measurement (1e308, say): refused.
@@ -174,6 +197,7 @@ def to_response(
     )
 
 
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
@@ -206,7 +230,7 @@ def render_template(template: Any, values: dict[str, Any]) -> Any:
         return [render_template(v, values) for v in template]
     if not isinstance(template, str):
         return template
-    whole = re.fullmatch(r"\{\{\s*(\w+)\s*\}\}", template)
+    whole = _PLACEHOLDER.fullmatch(template)
     if whole and whole.group(1) in values:
         return values[whole.group(1)]
 
@@ -216,4 +240,4 @@ def render_template(template: Any, values: dict[str, Any]) -> Any:
             return match.group(0)
         return value if isinstance(value, str) else json.dumps(value)
 
-    return re.sub(r"\{\{\s*(\w+)\s*\}\}", text_of, template)
+    return _PLACEHOLDER.sub(text_of, template)

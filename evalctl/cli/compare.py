@@ -553,8 +553,10 @@ def compare(
     case that fails either way. A flaky baseline case gates only when
     the run's Wilson 95% interval lies wholly below the baseline's (docs/flaky.md).
 
-    A metric gates only in a suite that asks for it in \\[suite.gate], when the run's
-    value exceeds the baseline's mean x (1 + tolerance) + 2 sample standard deviations.
+    A metric gates only in a suite that asks for it in \\[suite.gate], on the cases both
+    sides hold, when the run's value exceeds a one-sided prediction bound over the
+    baseline's samples, raised by the tolerance, at a stated false-alarm rate shared by
+    all the metric gates (docs/gating.md, "Metric gates").
 
     RESULTS_A RESULTS_B: per-case status changes and latency/token deltas; exit 0.
 

@@ -62,9 +62,12 @@ DEMO_SUITES ?= asset-triage sommelier release-assets sommelier-retrieval
 DEMO_CASES ?= asset-triage/*,release-assets/k9s,sommelier/en-red-under-20,sommelier/ru-white-20-35,sommelier/en-bold-for-steak,sommelier/en-chilean-carmenere,sommelier/ru-russian-wine,sommelier-retrieval/*
 DEMO_OUT ?= results/demo
 
+# --baseline: the cases that dropped below the committed baseline are re-sampled (--confirm
+# auto), so `compare` can tell a broken case from noise (docs/gating.md, "Confirming drops").
 run: setup
 	$(BIN)/evalctl run --provider local $(addprefix --suite ,$(DEMO_SUITES)) \
-		--case '$(DEMO_CASES)' --out $(DEMO_OUT) --markdown $(DEMO_OUT)/summary.md
+		--case '$(DEMO_CASES)' --out $(DEMO_OUT) --markdown $(DEMO_OUT)/summary.md \
+		--baseline baselines/local.json
 	$(BIN)/evalctl report $(DEMO_OUT) --html $(DEMO_OUT)/report.html \
 		--baseline baselines/local.json
 	@echo "reports: $(DEMO_OUT)/report.html (open in a browser), $(DEMO_OUT)/summary.md;" \
@@ -91,7 +94,8 @@ QUALITY_OUT ?= results/quality
 
 quality: setup
 	$(BIN)/evalctl run --provider local $(addprefix --suite ,$(QUALITY_SUITES)) \
-		--out $(QUALITY_OUT) --junit $(QUALITY_OUT)/junit.xml --markdown $(QUALITY_OUT)/summary.md
+		--out $(QUALITY_OUT) --junit $(QUALITY_OUT)/junit.xml --markdown $(QUALITY_OUT)/summary.md \
+		--baseline baselines/local.json
 	$(BIN)/evalctl report $(QUALITY_OUT) --html $(QUALITY_OUT)/report.html \
 		--baseline baselines/local.json
 	$(BIN)/evalctl compare baselines/local.json $(QUALITY_OUT)

@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evalctl.gatestats import Stratum, gate, gate_checks  # noqa: E402
+from tests.gate_simulation import rates  # noqa: E402
 from tests.test_gate_calibration import (  # noqa: E402
     CASES,
     MIX,
@@ -53,10 +54,44 @@ def main() -> int:
     trials: int = args.trials
 
     if trials > 0:
+        _budget_table(max(trials // 4, 50))
         _tables(trials)
         _check_table(trials)
     _speed()
     return 0
+
+
+def _budget_table(trials: int) -> None:
+    """The exit code end to end (tests/gate_simulation.py): the runner's confirmation step
+    and the real compare, small suites of the docs' mix, K = 5, one run sample, alpha 0.05."""
+    print(f"Exit code of compare, {trials} simulated runs per row, K = 5, alpha 0.05, with")
+    print("confirmation (`run --baseline`, --confirm auto) unless the row says otherwise\n")
+    print("| suites x cases | truth | exit 1 | extra samples per case |")
+    print("| --- | --- | --- | --- |")
+    rows = [
+        (1, 14, 0, None),
+        (4, 14, 0, None),
+        (10, 14, 0, None),
+        (1, 50, 0, None),
+        (4, 50, 0, None),
+        (4, 14, 0, 0),
+        (1, 14, 1, None),
+        (1, 14, 2, None),
+        (1, 14, 3, None),
+        (1, 50, 1, None),
+        (1, 50, 2, None),
+        (1, 50, 3, None),
+        (1, 14, 1, 0),
+    ]
+    for index, (suites, cases, broken, confirm) in enumerate(rows):
+        fired, extra = rates(
+            trials, seed=9000 + index, suites=suites, cases=cases, broken=broken, confirm=confirm
+        )
+        truth = "no change" if not broken else f"{broken} stable case(s) broken"
+        if confirm == 0:
+            truth += " (--confirm 0)"
+        print(f"| {suites} x {cases} | {truth} | {fired:.1%} | {extra:.2f} |", flush=True)
+    print()
 
 
 def _tables(trials: int) -> None:

@@ -521,9 +521,9 @@ def compare(
         float | None,
         typer.Option(
             "--alpha",
-            help="The statistical gate's false-alarm rate: the chance, when nothing changed, "
-            "that anything is called a regression. Default: compare_alpha in evalctl.toml, "
-            "else 0.05.",
+            help="The exit code's false-alarm budget: the chance, when nothing changed, that "
+            "compare exits 1, across every suite, cases and checks, metrics and matrix cells. "
+            "Default: compare_alpha in evalctl.toml, else 0.05.",
             show_default=False,
         ),
     ] = None,
@@ -541,17 +541,22 @@ def compare(
     Exit 1 on a regression, a check regression, a metric regression or an orphaned case,
     else 3 if a case could not be scored, else 0.
 
-    --gate statistical (default): a case's or check's drop in pass rate is a regression
-    only when it is unlikely under what the baseline measured: its own exact test
-    (Fisher, Holm across the suite) or a suite-level test (stratified McNemar,
-    clean-baseline flips) at --alpha. Other drops are listed as "changed, within noise",
-    with both rates and the p-value. One failed sample of a case that passed 5 of 5
-    baseline samples is p = 0.17 on its own; record the baseline with
-    `evalctl baseline --samples K` (docs/gating.md says how to choose K).
+    Each suite's cases are judged exact, statistical or strict; the first line says which.
+    Exact (answers that cannot vary: the scripted provider, retrieval cases, a target with
+    deterministic = true): any pass -> fail is a regression.
 
-    --gate strict: any pass -> fail is a regression, and a check pass -> fail inside a
-    case that fails either way. A flaky baseline case gates only when
-    the run's Wilson 95% interval lies wholly below the baseline's (docs/flaky.md).
+    --gate statistical (default): a drop in pass rate is a regression only when an exact
+    test says it is not noise. A run made with `run --baseline B` re-sampled its drops:
+    the baseline is tested against those confirmation samples, one Holm family over every
+    suite. Other runs: per-case and suite-level tests on the run's own samples. Other drops
+    are "changed, within noise", with both rates and the p-value. Exit 1 with nothing
+    changed happens in at most --alpha of runs (one budget: 70% cases, 20% checks, 10%
+    metrics; a matrix's cells share it).
+
+    --gate strict (or `gate = "strict"` in a suite's \\[suite] table): any pass -> fail (or
+    flaky) is a regression, and a check pass -> fail inside a case that fails either way;
+    a flaky baseline case gates only when the run's Wilson 95% interval lies wholly below
+    the baseline's (docs/flaky.md).
 
     A metric gates only in a suite that asks for it in \\[suite.gate], on the cases both
     sides hold, when the run's value exceeds a one-sided prediction bound over the

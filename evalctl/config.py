@@ -2,15 +2,17 @@
 
 `evalctl.toml` is looked for in the working directory, then in each directory above it up to
 the repository's root (the first holding `.git`), as git finds its own directory: a command
-run from a subdirectory of the project reads the project's settings. The directory holding
-it is the project directory: the `plugins` it names are imported from there first
-(`evalctl.plugin_loader.configure`), and its relative paths (`cases_dir`, ...) start there."""
+run from a subdirectory of the project reads the project's settings. When there is none, the
+same search starts from the suite files named on the command line (`config_for`). The
+directory holding it is the project directory: the `plugins` it names are imported from there
+first (`evalctl.plugin_loader.configure`), and its relative paths (`cases_dir`, ...) start
+there."""
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -204,12 +206,19 @@ class Settings(BaseModel):
         return self.private_home() / "logs"
 
 
-def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
-    """Read `evalctl.toml` (if present) and apply environment overrides."""
+def load_settings(
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    suite_paths: Sequence[Path] = (),
+) -> Settings:
+    """Read `evalctl.toml` (if present) and apply environment overrides. `suite_paths`: the
+    suite files and directories named on the command line, where the file is looked for
+    when the working directory has none (`config_for`)."""
+
     env = os.environ if env is None else env
     base = cwd or Path.cwd()
     data: dict[str, object] = {}
-    path = find_config(base) or base / CONFIG_FILE
+    path = config_for(base, suite_paths) or base / CONFIG_FILE
     if path.exists():
         data = userfiles.read_toml(path, what="settings file")
     try:
@@ -230,6 +239,19 @@ def load_settings(cwd: Path | None = None, env: Mapping[str, str] | None = None)
     if env.get("EVALCTL_GEMINI_BASE_URL"):
         settings.providers.gemini_base_url = env["EVALCTL_GEMINI_BASE_URL"]
     return settings
+
+
+def config_for(cwd: Path, suite_paths: Sequence[Path] = ()) -> Path | None:
+    """The one rule: the `evalctl.toml` found from the working directory (`find_config`);
+    when there is none, the one found from the first suite file or directory named on the
+    command line that has one (from a file's own directory, upward likewise)."""
+    found = find_config(cwd)
+    for named in suite_paths:
+        if found is not None:
+            break
+        target = named if named.is_absolute() else cwd / named
+        found = find_config(target if target.is_dir() else target.parent)
+    return found
 
 
 def find_config(start: Path) -> Path | None:

@@ -164,3 +164,34 @@ def test_a_missing_variant_file_is_exit_2_naming_it(
     ran = run_cli(capsys, "run", "--cases", "t.toml", "--no-progress")
     assert ran.code == 2
     assert "matrix.prompts.tweet" in ran.err and "prompts.txt" in ran.err
+
+
+def test_evalctl_toml_beside_the_suites_is_found_when_the_working_directory_has_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "rows.csv").write_text("id,topic,audience\nt1,bananas,kids\n")
+    (project / "t.toml").write_text(MATRIX_SUITE)
+    (project / "evalctl.toml").write_text(
+        '[matrix]\nproviders = ["echo"]\nprompts = { tweet = "Tweet: {{ topic }}" }\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "out"
+    out.mkdir()
+    suite = str(project / "t.toml")
+    ran = run_cli(capsys, "run", "--cases", suite, "--out", str(out), "--no-progress")
+    assert ran.code == 0, ran.out + ran.err
+    assert _outputs(out / "echo-tweet" / "results.json") == {"t1": "Tweet: bananas"}
+    listed = run_cli(capsys, "cases", "validate", suite)
+    assert listed.code == 0, listed.out + listed.err
+    # The working directory's own evalctl.toml wins: one rule, the working directory first.
+    (elsewhere / "evalctl.toml").write_text("")
+    plain = tmp_path / "plain"
+    ran = run_cli(
+        capsys, "run", "--provider", "echo", "--cases", suite, "--out", str(plain), "--no-progress"
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert _outputs(plain / "results.json") == {"t1": "bananas"}

@@ -139,7 +139,7 @@ def baseline(
 
     if cell and (from_results is None or not is_matrix_dir(from_results)):
         raise BadInputError("only applies with --from MATRIX_DIR (a matrix run)", field="--cell")
-    settings = options.settings_from_env()
+    settings = options.settings_from_env(cases)
     bar = settings.min_pass_rate if min_pass_rate is None else min_pass_rate
     if from_results is not None:
         given = (model, suite, case, script, cases, temperature, seed)

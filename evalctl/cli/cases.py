@@ -80,7 +80,7 @@ def list_cases(
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """List the cases of every suite."""
-    settings = options.settings_from_env()
+    settings = options.settings_from_env(_paths(paths, cases))
     suites = load_suites(
         _paths(paths, cases),
         settings.cases_dir,
@@ -130,7 +130,7 @@ def validate(
 
     Runs none of the suites' code: a python tool's module is read, never imported. With
     --no-tools-exec, command and python tools are problems too, as `run --no-tools-exec` says."""
-    settings = options.settings_from_env()
+    settings = options.settings_from_env(_paths(paths, cases))
     files = discover(_paths(paths, cases), settings.cases_dir)
     suites, problems = [], []
     for file in files:

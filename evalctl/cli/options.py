@@ -7,6 +7,7 @@ parameter, so the function is an ordinary function when called from Python too.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -113,10 +114,13 @@ def apply_samples(
     request.sampled = True
 
 
-def settings_from_env() -> Settings:
+def settings_from_env(suite_paths: Sequence[Path] | None = None) -> Settings:
+    """The settings, with the plugins configured; `suite_paths`: the suite files and
+    directories the command line names, where evalctl.toml is looked for when the working
+    directory has none (evalctl.config.config_for)."""
     from evalctl.plugin_loader import configure
 
-    settings = load_settings()
+    settings = load_settings(suite_paths=suite_paths or ())
     # Plugins are imported on first use; their settings keys are checked now.
     configure(settings)
     return settings

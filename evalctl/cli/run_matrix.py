@@ -48,7 +48,10 @@ class MatrixOutput(BaseModel):
 
 
 def matrix_plan(
-    providers: Sequence[str], models: Sequence[str], exclusive: Sequence[object]
+    providers: Sequence[str],
+    models: Sequence[str],
+    exclusive: Sequence[object],
+    suite_paths: Sequence[Path] | None = None,
 ) -> tuple[list[Cell], Settings] | None:
     """The cells to run when this is a matrix, else None (one run, as before): several
     --provider or --model values, or evalctl.toml's [matrix] when neither flag is given.
@@ -65,7 +68,7 @@ def matrix_plan(
     from_flags = len(providers) > 1 or len(models) > 1
     resume = exclusive[0]
     # With the plugins configured: a plugin's provider may be one of the matrix's.
-    settings = options.settings_from_env()
+    settings = options.settings_from_env(suite_paths)
     matrix = settings.matrix if resume is None else None
     config = str(settings.config_file) if settings.config_file else None
     variants: dict[str, str] = {}
@@ -111,7 +114,7 @@ def run_matrix(request: RunRequest, cells: list[Cell], as_json: bool) -> Outcome
     from evalctl.runner.matrix import check_available, execute_matrix
     from evalctl.runner.prompt_variant import check_variants
 
-    settings = options.settings_from_env()
+    settings = options.settings_from_env(request.paths)
     env = options.environ()
     # Bad input (exit 2) before an unavailable provider (exit 3).
     variants = {c.prompt: c.template for c in cells if c.prompt and c.template is not None}

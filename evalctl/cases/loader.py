@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import gc
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -50,6 +53,24 @@ class SuiteErrors(BadInputError):
         self.file, self.case_id, self.field = first.file, first.case_id, first.field
         self.detail = first.detail
         self.errors = errors
+
+
+class OtherCases(Collection[str]):
+    """The ids of a suite's cases but one (`own`): a view over the one set of ids, so a case
+    costs O(1) here however many cases its suite has."""
+
+    def __init__(self, ids: frozenset[str], own: str):
+        self._ids = ids
+        self._own = own
+
+    def __contains__(self, item: object) -> bool:
+        return item != self._own and item in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return (case_id for case_id in self._ids if case_id != self._own)
+
+    def __len__(self) -> int:
+        return len(self._ids) - (self._own in self._ids)
 
 
 class _Collector:
@@ -105,6 +126,29 @@ def _looks_like_reply_script(raw: dict[str, Any]) -> bool:
     return "suite" not in raw and "case" not in raw and ("cases" in raw or "default" in raw)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _collector_paused(func: Callable[P, R]) -> Callable[P, R]:
+    """`func` with Python's cyclic garbage collector paused. Loading keeps every case it
+    builds, and the collector's full passes walk all of them again and again: half the time
+    of a 100,000-row suite went there. What is garbage is collected once it resumes."""
+
+    @functools.wraps(func)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not gc.isenabled():
+            return func(*args, **kwargs)
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
+
+
+@_collector_paused
 def load_suite(path: Path) -> Suite:
     """Load and check one suite file: every problem in it is reported, not just the first
     (`SuiteErrors`), and everything `run` would trip over is checked here, files included."""
@@ -167,10 +211,13 @@ def load_suite(path: Path) -> Suite:
 
     seen: dict[str, str] = {}
     cases: list[Case] = []
-    case_ids = [raw_case.label for raw_case in expanded]
+    # Every case's id, once: each case gets a view of it without its own (OtherCases), not a
+    # copy, or a suite of n rows would cost n² (issue 29).
+    case_ids = frozenset(raw_case.label for raw_case in expanded)
+    suite_dir = path.resolve().parent
     for index, raw_case in enumerate(expanded):
         errors.origin = raw_case.origin
-        case = _check_case(errors, table, kind, offered, raw_case, index, seen, path, case_ids)
+        case = _check_case(errors, table, kind, offered, raw_case, index, seen, suite_dir, case_ids)
         if case is not None:
             cases.append(case)
     errors.origin = None
@@ -192,11 +239,11 @@ def _check_case(
     raw_case: RawCase,
     index: int,
     seen: dict[str, str],
-    path: Path,
-    case_ids: list[str],
+    suite_dir: Path,
+    case_ids: frozenset[str],
 ) -> Case | None:
     """One case, inline or from a row: filled in, validated, built. `case_ids`: every case's
-    id, for assertions that name another case."""
+    id, for assertions that name another case; `suite_dir`: the suite file's folder, resolved."""
     label = raw_case.label
     for loc, message in raw_case.problems:
         errors.add(message, case_id=label, field=userfiles.field_path(loc))
@@ -215,8 +262,7 @@ def _check_case(
     seen.setdefault(entry.id, where)
     if kind is None or table is None:
         return None
-    others = [case_id for case_id in case_ids if case_id != entry.id]
-    suite_dir = path.resolve().parent
+    others = OtherCases(case_ids, entry.id)
     shared = raw_case.shared_assertions
     return _build_case(errors, table, kind, entry, offered, suite_dir, shared, others)
 
@@ -310,7 +356,7 @@ def _build_case(
     offered: list[str] | None,
     suite_dir: Path,
     shared_assertions: list[tuple[str, list[dict[str, Any]]]] | None = None,
-    other_cases: list[str] | None = None,
+    other_cases: Collection[str] | None = None,
 ) -> Case | None:
     before = len(errors.errors)
     _check_names(errors, entry.id, "case.checks", entry.checks, tuple(kind.checks))

@@ -6,7 +6,9 @@ recipes (18 cases, transcripts and checks as a model run writes them), and its c
 copied under new ids up to 10,000. The baseline is written from that run; the compared run
 has every tenth case failing one check (1,000 regressions). Both commands run in-process,
 their output to /dev/null, as a user would run them (file read and validation included).
-Targets: compare <= 3x json.load; the HTML page bounded in size whatever the case count.
+Targets: compare <= 1.5x json.load (issue 33: it reads the file's bytes in pydantic-core and
+never builds the conversations, evalctl.results.scores); the HTML page bounded in size
+whatever the case count.
 
     python benchmarks/bench_compare.py [--cases 10000] [--runs 3]
 """
@@ -130,7 +132,7 @@ def main() -> None:
     print(f"json.load                   {t_load * 1000:7.0f} ms")
     print(f"evalctl compare             {t_compare * 1000:7.0f} ms  (exit {codes[-1]})")
     print(f"evalctl report --html       {t_html * 1000:7.0f} ms  page {page / 2**10:.0f} KiB")
-    print(f"ratio compare / json.load   {t_compare / t_load:7.2f}  (target <= 3)")
+    print(f"ratio compare / json.load   {t_compare / t_load:7.2f}  (target <= 1.5)")
     print(f"ratio report / json.load    {t_html / t_load:7.2f}")
     print(f"load avg                    {os.getloadavg()[0]:7.2f}")
 

@@ -35,6 +35,7 @@ CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
 # reach a verdict (a judge model that did not answer; why is in `message`); the case is then
 # `error`, unscored, like a case whose provider failed.
 CheckStatus = Literal["pass", "fail", "n/a", "error"]
+CHECK_STATUSES: Final = get_args(CheckStatus)
 
 
 class _Strict(BaseModel):
@@ -65,7 +66,7 @@ class CheckResult(_Strict):
                 raise ValueError(f"passed must be true or false, not {passed!r}")
             if "status" not in data:
                 data["status"] = pass_or_fail(passed)
-            elif data["status"] in get_args(CheckStatus) and (data["status"] == "pass") != passed:
+            elif data["status"] in CHECK_STATUSES and (data["status"] == "pass") != passed:
                 raise ValueError(f"passed={passed} contradicts status {data['status']!r}")
         return data
 
@@ -260,7 +261,9 @@ class CaseResult(_Strict):
 
     def confirmation_counts(self) -> tuple[int, int]:
         """(passed, scored) over the confirmation samples; (0, 0) when it had none."""
-        scored = [a.status for a in self.attempts if a.status in ("pass", "fail") and a.confirmation]
+        scored = [
+            a.status for a in self.attempts if a.status in ("pass", "fail") and a.confirmation
+        ]
         return scored.count("pass"), len(scored)
 
     @property
@@ -305,7 +308,6 @@ class SuiteGate(_Strict):
     # The rule `compare` judges the suite's cases by (`[suite] gate = "strict"` says it
     # without the table); None: compare's own. Kept out of `RunSettings.gates`.
     rule: GateRuleName | None = None
-
 
 
 class ConfirmSettings(_Strict):

@@ -18,6 +18,7 @@ import pytest
 
 from evalctl.chat import Sampling
 from evalctl.config import Settings
+from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.results.models import RunResult
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
@@ -161,6 +162,50 @@ def test_a_command_target_gets_them_on_stdin_and_in_argv(tmp_path: Path) -> None
     assert _recorded(result) == [
         Sampling(temperature=PERTURB_TEMPERATURE, top_p=1.0, seed=r) for r in range(SAMPLES)
     ]
+
+
+def test_a_run_of_a_target_suite_beside_a_model_suite_records_each_as_sent(
+    tmp_path: Path,
+) -> None:
+    # The suite with a target is answered by it, the other by the model: the results'
+    # per-suite records follow what answered each, not the run's provider.
+    name = _app(tmp_path / "suites")
+    target = f'{{ type = "python", function = "{name}:no_sampling", call = "keywords" }}'
+    _suite(tmp_path / "suites", target)
+    write(
+        tmp_path / "suites" / "model.toml",
+        """
+        [suite]
+        name = "model"
+        kind = "assert"
+
+        [[case]]
+        id = "one"
+        input = { prompt = "hello" }
+        [[case.assert]]
+        type = "regex"
+        pattern = "."
+        """,
+    )
+    script = write(tmp_path / "script.toml", '[[default]]\ncontent = "hello"\n')
+    request = RunRequest(
+        paths=[tmp_path / "suites"],
+        out_dir=tmp_path / "out",
+        show_progress=False,
+        repeats=SAMPLES,
+        sampled=True,
+    )
+    scripted = ScriptedProvider(load_script(script))
+    result = execute_run(request, Settings(), {}, provider_override=scripted).result
+    nothing = Sampling(temperature=None, top_p=None, seed=None)
+    by_suite = {c.suite: c for c in result.cases}
+    assert [a.sampling for a in by_suite["app"].attempts] == [nothing] * SAMPLES
+    assert by_suite["model"].attempts[1].sampling == Sampling(
+        temperature=PERTURB_TEMPERATURE, top_p=1.0, seed=1
+    )
+    assert result.settings.sampling["app"] == nothing
+    assert result.settings.sampled["app"].seeds == []
+    assert result.settings.sampled["model"].seeds == list(range(SAMPLES))
 
 
 class _App(ThreadingHTTPServer):

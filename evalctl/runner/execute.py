@@ -311,7 +311,9 @@ def _execute(
         out_dir = request.out_dir or settings.results_dir / run_id
         prepare_out_dir(out_dir)
         held.enter_context(run_dir_lock(out_dir))
-        result = _header(request, settings, suites, suite_filter, provider, run_id, selection)
+        result = _header(
+            request, settings, suites, suite_filter, provider, run_id, selection, targets
+        )
         resume.start_fresh(out_dir, request, provider.name, result)
     skip_reasons = {
         s.name: unmet_requirement(
@@ -339,7 +341,8 @@ def _execute(
 
         result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
         if result.sampling is None:  # a sampled case records its last sample's
-            result.sampling = sent_sampling(provider, setup.sampling)
+            answering = targets.provider_for(setup.suite.name, provider)
+            result.sampling = sent_sampling(answering, setup.sampling)
         result.deterministic = _deterministic(setup, targets, provider)
         return result
 
@@ -440,7 +443,11 @@ def _header(
     provider: Provider,
     run_id: str,
     selection: list[str],
+    targets: SuiteTargets,
 ) -> RunResult:
+    # What each suite's requests reach: its target where it has one, so the record says
+    # what that application received (evalctl.providers.base.sent_sampling).
+    answering = {s.name: targets.provider_for(s.name, provider) for s in suites}
     return RunResult(
         run_id=run_id,
         started_at=_now(),
@@ -455,9 +462,11 @@ def _header(
             suite_versions={s.name: s.table.version for s in suites},
             temperature=request.temperature,
             seed=request.seed,
-            sampling={s.name: sent_sampling(provider, _fresh_seed(request, s)) for s in suites},
+            sampling={
+                s.name: sent_sampling(answering[s.name], _fresh_seed(request, s)) for s in suites
+            },
             max_tokens={s.name: s.table.max_tokens for s in suites},
-            sampled=_sampled(request, provider, suites),
+            sampled=_sampled(request, answering, suites),
             gates={s.name: g for s in suites if (g := s.table.metric_gate) is not None},
             gate_rules={s.name: r for s in suites if (r := s.table.gate_rule) is not None},
             # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
@@ -481,15 +490,16 @@ def _header(
 
 
 def _sampled(
-    request: RunRequest, provider: Provider, suites: list[Suite]
+    request: RunRequest, answering: dict[str, Provider], suites: list[Suite]
 ) -> dict[str, SampleSettings]:
-    """Per suite, how `--samples` samples it (empty when the run is not sampled)."""
+    """Per suite, how `--samples` samples it (empty when the run is not sampled), as the
+    provider or target that answers the suite sends it."""
     if not request.sampled:
         return {}
     plans = {}
     for suite in suites:
         base = resolve_sampling(_flags(request), suite.table)
-        sent = sent_sampling(provider, sample_sampling(base, 0, request.seed_base))
+        sent = sent_sampling(answering[suite.name], sample_sampling(base, 0, request.seed_base))
         plans[suite.name] = sample_settings(base, request.repeats, sent, request.seed_base)
     return plans
 

@@ -212,14 +212,20 @@ def test_a_blow_up_of_the_short_cases_is_caught() -> None:
     assert compare_baseline(baseline, run).metric_regressions == []
 
 
-def test_new_cases_in_the_run_are_left_out_of_the_figures() -> None:
+def test_new_cases_and_confirmation_samples_are_left_out_of_the_figures() -> None:
     baseline = _recorded()
     rng = random.Random(4)
     cases = [_case(k, _draws(rng, k, 1)) for k in TYPICAL]
     cases.append(_case("s/new-and-long", [5000]))
+    # A case re-sampled to confirm a drop (`run --baseline`): its extra samples are no
+    # samples of the run, and would put a second figure over one case alone.
+    cases[0].attempts.append(
+        Attempt(status="fail", latency_ms=1.0, usage=Usage(output_tokens=9000), confirmation=True)
+    )
     cmp = compare_baseline(baseline, _run(cases, tokens_out=0.25))
     assert cmp.metric_regressions == []
     assert _tokens(cmp.metrics).cases == len(TYPICAL)
+    assert _tokens(cmp.metrics).run == pytest.approx(100, rel=0.15)
 
 
 def _narrowed_rerecord(existing: Baseline, scale: float) -> tuple[Baseline, RunResult]:

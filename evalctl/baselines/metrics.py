@@ -129,7 +129,7 @@ def _samples(case: CaseResult) -> list[_Sample]:
     scored = [
         _Sample(a.latency_ms, a.usage)
         for a in case.attempts
-        if a.status in SCORED and not getattr(a, "confirmation", False)
+        if a.status in SCORED and not a.confirmation
     ]
     if scored:
         return scored

@@ -24,6 +24,7 @@ from evalctl.secrets import redact
 if TYPE_CHECKING:
     from evalctl.baselines.comparison import Comparison
     from evalctl.results.document import Document
+    from evalctl.results.matrix import MatrixIndex
 
 STDOUT = Path("-")
 
@@ -85,7 +86,10 @@ def report(
     baseline: Annotated[
         Path | None,
         typer.Option(
-            "--baseline", "-b", help="Also show the comparison with this baseline (HTML)."
+            "--baseline",
+            "-b",
+            help="Also show the comparison with this baseline (a matrix: a directory of "
+            "baselines, one per cell).",
         ),
     ] = None,
     gate: Annotated[
@@ -119,7 +123,9 @@ def report(
     passed per suite, from the baseline and the results committed beside it).
 
     A matrix run's directory: its side-by-side report (matrix.html and matrix.md, as the run
-    wrote them) drawn again from its matrix.json and the cells' results.
+    wrote them) drawn again from its matrix.json and the cells' results; with --baseline
+    BASELINES_DIR each cell gated on its own <cell-id>.json as `evalctl compare BASELINES_DIR
+    MATRIX_DIR` gates it, its verdict in its column and each case's change in its cell.
 
     --baseline gates as `evalctl compare BASELINE RESULTS` does, with the same settings
     (--gate, --alpha, else evalctl.toml's), and shows its verdict and exit code; report
@@ -144,12 +150,7 @@ def report(
     from evalctl.results.matrix import is_matrix_dir
 
     if is_matrix_dir(results):
-        if baseline is not None:
-            raise BadInputError(
-                "a matrix is compared cell by cell: evalctl compare BASELINES_DIR MATRIX_DIR",
-                field="--baseline",
-            )
-        emit(_matrix_report(results, html, markdown), as_json, render)
+        emit(_matrix_report(results, html, markdown, baseline, gate, alpha), as_json, render)
         return
     doc = load_document(results)
     kind = doc.data.get("kind")
@@ -189,9 +190,18 @@ def report(
     emit(output, as_json, render)
 
 
-def _matrix_report(directory: Path, html: Path | None, markdown: Path | None) -> ReportOutput:
+def _matrix_report(
+    directory: Path,
+    html: Path | None,
+    markdown: Path | None,
+    baseline: Path | None = None,
+    gate: str | None = None,
+    alpha: float | None = None,
+) -> ReportOutput:
     """A matrix run's side-by-side report, drawn again from its matrix.json and the cells'
-    results (after a cell was resumed, say)."""
+    results (after a cell was resumed, say); with `baseline`, a directory of baselines,
+    each cell gated on `<cell-id>.json` as `evalctl compare BASELINES_DIR MATRIX_DIR` gates
+    it, its verdict in its column and each case's change in its cell."""
     from evalctl.reports.matrix_markdown import matrix_markdown
     from evalctl.reports.matrix_page import matrix_html
     from evalctl.reports.matrix_view import matrix_view
@@ -200,8 +210,31 @@ def _matrix_report(directory: Path, html: Path | None, markdown: Path | None) ->
     from evalctl.results.matrix import MATRIX_FILE, read_matrix
 
     index = read_matrix(directory)
-    view = matrix_view(index, read_cell_runs(directory, index))
+    comparisons, notes = _cell_comparisons(directory, index, baseline, gate, alpha)
+    view = matrix_view(index, read_cell_runs(directory, index), comparisons, notes)
     output = ReportOutput(source=str(directory / MATRIX_FILE), kind="matrix")
+    if baseline is not None:
+        from evalctl.cli.compare_matrix import CellComparison, MatrixComparison
+
+        verdict = MatrixComparison(
+            baselines_dir=str(baseline),
+            matrix_dir=str(directory),
+            run_id=index.run_id,
+            cells=[
+                CellComparison(
+                    cell=cell_id,
+                    provider="",
+                    outcome="gated",
+                    baseline_file=str(baseline / f"{cell_id}.json"),
+                    comparison=comparison,
+                )
+                for cell_id, comparison in comparisons.items()
+            ],
+        ).verdict
+        output.baseline = str(baseline)
+        output.gate = next(iter(comparisons.values())).gate
+        output.verdict = f"{verdict.word}: {verdict.summary}"
+        output.exit_code = int(verdict.exit_code)
     if html is not None:
         text = matrix_html(view)
         write_report(html, text)
@@ -215,6 +248,57 @@ def _matrix_report(directory: Path, html: Path | None, markdown: Path | None) ->
         else:
             write_report(markdown, text)
     return output
+
+
+def _cell_comparisons(
+    directory: Path,
+    index: MatrixIndex,
+    baselines: Path | None,
+    gate: str | None,
+    alpha: float | None,
+) -> tuple[dict[str, Comparison], dict[str, str]]:
+    """Each cell that ran gated on `<baselines>/<cell-id>.json`, by what `evalctl compare
+    BASELINES_DIR MATRIX_DIR` runs (`gate_one`, the cells sharing alpha equally); and why
+    each other cell that ran was not. Nothing without `baselines`."""
+    if baselines is None:
+        return {}, {}
+    from evalctl.cli.compare import GateOptions, gate_one, read_results
+    from evalctl.config import load_settings
+    from evalctl.results.document import load_document
+    from evalctl.results.matrix import cell_results_path
+
+    if not baselines.is_dir():
+        raise BadInputError(
+            "a matrix is gated cell by cell against a directory of baselines, <cell-id>.json each",
+            file=str(baselines),
+            field="--baseline",
+            hint=f"evalctl baseline --from {directory} writes them",
+        )
+    per_cell = (load_settings().compare_alpha if alpha is None else alpha) / max(
+        len(index.cells), 1
+    )
+    comparisons: dict[str, Comparison] = {}
+    notes: dict[str, str] = {}
+    for cell in index.ran():
+        file = baselines / f"{cell.id}.json"
+        if not file.is_file():
+            notes[cell.id] = f"no baseline for this cell ({file.name})"
+            continue
+        comparisons[cell.id] = gate_one(
+            load_document(file, skip_conversations=True),
+            read_results(cell_results_path(directory, cell)),
+            GateOptions(gate, per_cell),
+        )
+    if not comparisons:
+        raise BadInputError(
+            "no cell of the matrix has a baseline here (expected <cell-id>.json: "
+            + ", ".join(f"{c.id}.json" for c in index.cells)
+            + ")",
+            file=str(baselines),
+            field="--baseline",
+            hint=f"record them with: evalctl baseline --from {directory}",
+        )
+    return comparisons, notes
 
 
 def _comparison(

@@ -1,15 +1,25 @@
 """One self-contained HTML page for a matrix run (`matrix.html`): a column per cell, headed
-by its pass rate, tokens, cost and latency, and a row per case with each cell's status and
-answer side by side; a long answer shows its start and opens to the whole text."""
+by its pass rate, tokens, cost and latency (and its gate verdict against a baseline), and a
+row per case, under its row's values, with each cell's status, failure reasons, answer and
+the prompt it sent side by side; a long answer shows its start and opens to the whole
+text."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evalctl.reports.kit.card import badge
+from evalctl.reports.kit.card import STATUS_COLOURS, badge
 from evalctl.reports.kit.elements import el
 from evalctl.reports.kit.page import page, section
-from evalctl.reports.matrix_view import Column, MatrixView, Row, answer, failed_checks
+from evalctl.reports.matrix_view import (
+    Column,
+    MatrixView,
+    Row,
+    answer,
+    failure_reasons,
+    row_values,
+    sent_prompt,
+)
 from evalctl.results.text import visible_controls
 
 # An answer longer than this shows its start; the rest is one click away.
@@ -20,6 +30,8 @@ _DIFFERS_STYLE = "background: #fff8c5"
 _SMALL = "font-weight: normal; font-size: 12px"
 # The header row, with each cell's figures, stays in view down a long table.
 _STICKY = "position: sticky; top: 0"
+# A failed check's reason, in the cell above the answer.
+_REASON_STYLE = "white-space: pre-wrap; color: #cf222e"
 
 
 def _header(column: Column) -> ET.Element:
@@ -34,7 +46,25 @@ def _header(column: Column) -> ET.Element:
                 style=_SMALL,
             )
         )
+    gate = column.gate()
+    if gate is not None:
+        word, tone, detail = gate
+        th.append(
+            el(
+                "div",
+                el("span", "gate ", class_="note"),
+                _tag(word, tone),
+                el("span", f" {detail}", class_="note"),
+                style=_SMALL,
+            )
+        )
     return th
+
+
+def _tag(text: str, tone: str) -> ET.Element:
+    """A badge in a tone's colour (a gate verdict, a case's change)."""
+    colour = STATUS_COLOURS.get(tone, "#6e7781")
+    return el("span", text, class_="badge", style=f"background: {colour}")
 
 
 def _answer(text: str) -> ET.Element:
@@ -53,15 +83,27 @@ def _answer(text: str) -> ET.Element:
     )
 
 
-def _cell(row: Row, index: int) -> ET.Element:
+def _cell(row: Row, column: Column, index: int) -> ET.Element:
     case = row.cases[index]
     if case is None:
         return el("td", el("span", "not run", class_="note"))
     td = el("td", badge(case.status))
-    failed = failed_checks(case)
-    if failed:
-        td.append(el("span", " failed: " + ", ".join(failed), class_="note"))
+    change = column.changes.get(row.key)
+    if change is not None:
+        td.append(el("span", " "))
+        td.append(_tag(change[0], change[1]))
+    for reason in failure_reasons(case):
+        td.append(el("div", visible_controls(reason), class_="note", style=_REASON_STYLE))
     td.append(_answer(answer(case)))
+    prompt = sent_prompt(case)
+    if prompt is not None:
+        td.append(
+            el(
+                "details",
+                el("summary", el("span", "prompt sent", class_="note")),
+                el("pre", visible_controls(prompt)),
+            )
+        )
     return td
 
 
@@ -76,11 +118,14 @@ def _cases_table(view: MatrixView, rows: list[Row], *, anchors: bool) -> ET.Elem
             id=f"case-{row.key}" if anchors else None,
         )
         key = el("td", el("code", row.key))
+        values = row.values
+        if values:
+            key.append(el("div", visible_controls(row_values(values)), class_="note"))
         if row.differs and anchors:  # the other table holds only such rows
             key.append(el("div", "cells disagree", class_="warn"))
         tr.append(key)
-        for i in range(len(view.columns)):
-            tr.append(_cell(row, i))
+        for i, column in enumerate(view.columns):
+            tr.append(_cell(row, column, i))
         body.append(tr)
     return el("table", el("thead", head), body)
 

@@ -210,6 +210,8 @@ class CaseResult(_Strict):
     metadata: dict[str, str] = Field(default_factory=dict)
     # The case's `input` table as the suite gave it.
     input: dict[str, Any] | None = None
+    # The values its placeholders were filled from (a data-file row's columns), for reports.
+    vars: dict[str, Any] = Field(default_factory=dict)
     attempts: list[Attempt] = Field(default_factory=list)
     pass_rate: float | None = None
     # Wilson 95% interval of pass_rate over the scored repeats (evalctl.stats); None when no

@@ -71,6 +71,7 @@ def run_case(
         features=case.features,
         metadata=case.metadata,
         input=case.input.model_dump(mode="json"),
+        vars=case.vars,
         attempts=[o.attempt for o in all_attempts],
         pass_rate=round(passes / len(scored), 4) if scored else None,
         pass_ci_low=round(interval.low, 4) if interval else None,
@@ -157,5 +158,6 @@ def skipped_case(setup: CaseSetup, reason: str) -> CaseResult:
         features=case.features,
         metadata=case.metadata,
         input=case.input.model_dump(mode="json"),
+        vars=case.vars,
         skip_reason=reason,
     )

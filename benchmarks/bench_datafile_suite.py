@@ -9,7 +9,12 @@ start-up included, as a user meets it), `evalctl cases validate` and `evalctl ru
 data file costs beyond them), and, in this process, the loading alone. Prints the median of
 N runs, wall and CPU: on a shared machine the CPU time is evalctl's own.
 
-    python benchmarks/bench_datafile_suite.py [--rows 500] [--runs 3]
+Then the growth (issue 29's target: 200,000 rows validate in well under a minute on 2
+cores): `evalctl cases validate` on 10k, 100k and 200k rows of the same suite, once each,
+printing rows per second (by CPU time, and by wall time) and the peak memory. Linear work
+keeps rows per second flat as the file grows; the loader was once quadratic in its rows.
+
+    python benchmarks/bench_datafile_suite.py [--rows 500] [--runs 3] [--scale 10000,100000,200000]
 """
 
 from __future__ import annotations
@@ -86,10 +91,61 @@ def _median_seconds(
     return statistics.median(walls), statistics.median(cpus)
 
 
+def _validate_once(rows: int, cli: list[str]) -> tuple[float, float, int]:
+    """`evalctl cases validate` on a suite of `rows` rows: wall and CPU seconds, and the
+    peak resident memory (KiB) of that one process."""
+    with tempfile.TemporaryDirectory(prefix="bench-datafile-scale-") as tmp:
+        root = Path(tmp)
+        suite = _write(root, rows)
+        env = {**os.environ, "EVALCTL_HOME": str(root / "home")}
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [*cli, "cases", "validate", str(suite)],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"validate of {rows} rows failed: {err.decode()[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def scale(sizes: list[int]) -> None:
+    """Rows per second of `cases validate` at each size: flat when the work is linear."""
+    cli = [sys.executable, "-m", "evalctl.cli"]
+    load = f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs"
+    print(f"\ncases validate, by rows ({load})")
+    print("    rows    cpu s   wall s   rows/s (cpu)   rows/s (wall)   peak MiB")
+    rates = []
+    for rows in sizes:
+        wall, cpu, peak_kib = _validate_once(rows, cli)
+        rates.append(rows / cpu)
+        print(
+            f"{rows:8d} {cpu:8.1f} {wall:8.1f} {rows / cpu:14,.0f} {rows / wall:15,.0f}"
+            f" {peak_kib / 1024:10.0f}"
+        )
+    if len(rates) > 1:
+        print(
+            f"ratio rows/s (cpu) at {sizes[-1]:,} rows vs {sizes[0]:,}: "
+            f"{rates[-1] / rates[0]:.2f} (1.00: linear; {sizes[0] / sizes[-1]:.2f}: quadratic)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=500)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--scale",
+        default="10000,100000,200000",
+        help="row counts for the growth table, comma-separated ('' to skip it)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-datafile-") as tmp:
         root = Path(tmp)
@@ -125,6 +181,8 @@ def main() -> None:
     ):
         print(f"{label:32s}{wall * 1000:7.0f}  {cpu * 1000:7.0f}")
     print("target: run < 2000 ms of evalctl's own (cpu) time")
+    if args.scale:
+        scale([int(n) for n in args.scale.split(",")])
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ BENCHMARKS = (
     "bench_threads.py",
     "bench_concurrency.py",
     "bench_prefix.py",
+    "bench_datafile_suite.py",
 )
 
 

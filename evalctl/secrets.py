@@ -4,9 +4,12 @@ Secrets come from the environment: every variable whose NAME looks secret (it co
 TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, in any case: `GITHUB_TOKEN`,
 `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`), plus the names listed in `redact_env` in
 `evalctl.toml` (`configure`). Their exact values are replaced wherever they appear, also in
-the escaped forms JSON and HTML give them. As a second line of defence, strings shaped like
-Anthropic, OpenAI or Google API keys are replaced too, so a key that reached us some other way
-(a gateway echoing a header, a key from another shell) is still caught.
+every escaped form a file gives them: JSON-escaped to any depth (a secret with a `"` in a
+tool's JSON, inside a results file's JSON string, is escaped twice), HTML-escaped (the
+pages, JUnit), escaped for a Markdown table, and URL-encoded. As a second line of defence,
+strings shaped like Anthropic, OpenAI or Google API keys are replaced too, so a key that
+reached us some other way (a gateway echoing a header, a key from another shell) is still
+caught.
 
 Apply `redact()` to every string that is written or printed: provider error messages (done in
 the providers), runner error strings, results/journal/repro files (`results.io` writes every
@@ -15,11 +18,13 @@ file through one function that redacts), `--json` output and logs (`RedactingFil
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import logging
 import os
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -96,52 +101,125 @@ def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return found
 
 
-def _forms(value: str) -> set[str]:
-    # A value inside a JSON string or an HTML page is written escaped: "a\"b", "a&amp;b".
+# How many levels of JSON-in-JSON a secret is looked for at most: each level doubles the
+# backslashes before an escaped character, so the text itself bounds how deep it can go
+# (`_json_depth`), and 16 levels are 32,767 backslashes before one quote.
+MAX_JSON_DEPTH = 16
+
+
+def _json_depth(text: str) -> int:
+    """The deepest JSON escaping a secret in `text` can be under: escaped d times, a secret
+    with anything JSON escapes holds a run of at least 2^(d-1) backslashes (`%5C` once
+    URL-encoded)."""
+    depth = 1
+    while depth < MAX_JSON_DEPTH:
+        run = 1 << depth
+        if "\\" * run not in text and "%5C" * run not in text:
+            break
+        depth += 1
+    return depth
+
+
+def _escaped_once(value: str) -> set[str]:
+    """`value` inside a JSON string, as JSON and TOML writers escape it: non-ASCII as it is,
+    or as \\u escapes (`json.dumps`' default)."""
+    return {json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]}
+
+
+def _markdown_cell(text: str) -> str:
+    """As `reports.markdown.cell` writes text in a table: HTML's three, then Markdown's own
+    characters backslash-escaped."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    for char in "\\|`*_[]":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _written(text: str) -> set[str]:
+    """The ways a page, a table or a URL writes `text`: HTML-escaped as `html.escape` (with
+    and without quotes), the report kit and ElementTree (`&quot;`, `'` as it is) and Jinja
+    (`&#34;`, `&#39;`) do; in a Markdown table cell; URL-encoded (`%20` or `+`)."""
+    plain = html.escape(text, quote=False)
     return {
-        value,
-        json.dumps(value)[1:-1],
-        json.dumps(value, ensure_ascii=False)[1:-1],
-        html.escape(value),
-        html.escape(value, quote=False),
+        text,
+        plain,
+        html.escape(text),
+        plain.replace('"', "&quot;"),
+        plain.replace('"', "&#34;").replace("'", "&#39;"),
+        _markdown_cell(text),
+        urllib.parse.quote(text, safe=""),
+        urllib.parse.quote(text),
+        urllib.parse.quote_plus(text),
     }
 
 
-def _masks(env: Mapping[str, str] | None, extra: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(text to replace, the variable it came from), longest first."""
+@functools.lru_cache(maxsize=512)
+def _forms(value: str, depth: int) -> tuple[str, ...]:
+    """Every form of `value` redaction looks for, longest first: as it is and JSON-escaped
+    once, twice, ... `depth` times (a tool's JSON inside a JSON result inside results.json),
+    each of those as a page, a table cell or a URL writes it (`_written`)."""
+    level = {value}
+    chains = {value}
+    for _ in range(depth):
+        level = {form for text in level for form in _escaped_once(text)}
+        chains |= level
+    forms = {written for chain in chains for written in _written(chain)}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+# A secret's longest run of ASCII letters and digits: every escaping above keeps it as it
+# is, so a text without it holds none of the secret's forms.
+_PLAIN_RUN = re.compile("[A-Za-z0-9]+")
+
+
+def _core(value: str) -> str:
+    return max(_PLAIN_RUN.findall(value), key=len, default="")
+
+
+def _secrets(env: Mapping[str, str] | None, extra: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """(value, the variable it came from, its core), longest first."""
     extra = (*extra, *_remembered)
     key = (tuple((env or {}).items()), tuple(os.environ.items()), _configured, extra)
-    cached = _masks_cache.get(key)
+    cached = _secrets_cache.get(key)
     if cached is not None:
         return cached
     values = secret_values(env)
     for value in extra:
         if len(value) >= MIN_SECRET_LEN:
             values.setdefault(value, "SECRET")
-    masks: dict[str, str] = {}
-    for value, name in values.items():
-        for form in _forms(value):
-            masks.setdefault(form, name)
     # Longest first, so a key that contains another key is masked whole.
-    found = sorted(masks.items(), key=lambda item: len(item[0]), reverse=True)
+    found = [
+        (value, name, _core(value))
+        for value, name in sorted(values.items(), key=lambda item: len(item[0]), reverse=True)
+    ]
     # redact() runs on every string of every document written: the environment is read
     # once per change of it, not once per string. A few entries cover a process's life.
-    if len(_masks_cache) > 16:
-        _masks_cache.clear()
-    _masks_cache[key] = found
+    if len(_secrets_cache) > 16:
+        _secrets_cache.clear()
+    _secrets_cache[key] = found
     return found
 
 
-_masks_cache: dict[Any, list[tuple[str, str]]] = {}
+_secrets_cache: dict[Any, list[tuple[str, str, str]]] = {}
 
 
 def redact(text: str, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
-    """Replace every known secret value (and anything shaped like a key) in `text`."""
+    """Replace every known secret value (and anything shaped like a key) in `text`: in its
+    raw, JSON-escaped (to any depth), HTML-escaped, Markdown-escaped and URL-encoded forms."""
     if not text:
         return text
-    for value, name in _masks(env, tuple(extra)):
-        if value in text:
-            text = text.replace(value, _mask(name))
+    depth = 0
+    masks: list[tuple[str, str]] = []
+    for value, name, core in _secrets(env, tuple(extra)):
+        if len(core) >= 3 and core not in text:
+            continue  # no form of it can be here
+        depth = depth or _json_depth(text)
+        masks.extend((form, name) for form in _forms(value, depth))
+    # Longest first, across secrets: a secret inside another is masked as part of it.
+    masks.sort(key=lambda mask: len(mask[0]), reverse=True)
+    for form, name in masks:
+        if form in text:
+            text = text.replace(form, _mask(name))
     for pattern in _KEY_PATTERNS:
         text = pattern.sub(_mask("API_KEY"), text)
     return text

@@ -29,7 +29,7 @@ def _suite(root: Path, rows: int, extra_columns: int = 0) -> Path:
         writer = csv.writer(fh)
         writer.writerow(["id", "ticket", "expected", *extra])
         for n in range(rows):
-            writer.writerow([f"t{n}", f"Ticket {n}: a question about billing", "billing"] + extra)
+            writer.writerow([f"t{n}", f"Ticket {n}: a question about billing", "billing", *extra])
     suite = root / "tickets.toml"
     suite.write_text(ISSUE_EXAMPLE)
     return suite

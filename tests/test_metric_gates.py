@@ -205,7 +205,8 @@ def test_a_blow_up_of_the_short_cases_is_caught() -> None:
     cmp = compare_baseline(baseline, run)
     (change,) = cmp.metric_regressions
     assert (change.key, change.metric) == ("s", "tokens_out")
-    assert change.run > change.limit and change.limit < 20
+    # The limit follows the short cases' own figures (~12 tokens), far below the suite's ~100.
+    assert change.run > change.limit and change.limit < 25
     assert cmp.exit_code == ExitCode.GATE_FAILED
     # The same cases unchanged pass.
     run = _run([_case(k, _draws(rng, k, 1)) for k in SHORT], case_glob="short-*", tokens_out=0.25)

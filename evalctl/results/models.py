@@ -300,7 +300,7 @@ GateRuleName = Literal["statistical", "strict"]
 
 class SuiteGate(_Strict):
     """A suite's opt-in metric gates (`[suite.gate]`): each a relative tolerance above the
-    baseline (0.25 = 25%), on top of twice the spread the baseline measured over its samples.
+    baseline (0.25 = 25%), on top of the one-sided prediction bound (baselines.metrics).
     A metric left out is reported by `compare` but never gates."""
 
     tokens_out: float | None = Field(default=None, ge=0)

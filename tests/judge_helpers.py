@@ -16,6 +16,7 @@ from evalctl.config import Settings
 from evalctl.plugin import NamedCheck, ScoringContext, named_checks
 from evalctl.plugin_loader import get_check, registry
 from evalctl.providers.base import Provider
+from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.results.models import CaseResult, CheckResult
 from evalctl.retry import RetryPolicy
 from evalctl.runner.api import RunRequest
@@ -133,6 +134,18 @@ def reply_script(path: Path, replies: dict[str, str], answer: str = REFUND_ANSWE
         text += f'\n[[cases."{key}"]]\n{body}\n'
     path.write_text(text)
     return path
+
+
+class ModelStandIn(ScriptedProvider):
+    """Replies from a script under a name no provider is registered by, so the judge cache
+    takes it for a model: the registered stand-in, `scripted`, is never cached, since its
+    script may change between runs."""
+
+    name = "model-stand-in"
+
+
+def model_stand_in(script_path: Path) -> ModelStandIn:
+    return ModelStandIn(load_script(script_path))
 
 
 def home_settings() -> Settings:

@@ -184,3 +184,42 @@ def test_a_judge_that_would_ask_the_application_is_refused_with_a_script(
     assert "has no judge" in ran.err and "command target" in ran.err
     assert "[judge] provider" in ran.err
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_judge_reply_runs_to_its_schema_s_end() -> None:
+    """The local engine's loop guard stops a reply that repeats itself; inside a judge's
+    verdict that left a cut-off JSON (a malformed verdict, the case in error). Under the
+    verdict's grammar every part is bounded, so the judge's request lets it run on."""
+    from evalctl.judge.prompt import MAX_TOKENS, REASON_MAX_CHARS, judge_request
+
+    for graded in (False, True):
+        request = judge_request("Polite.", "q", "a", tag="s/c#judge", graded=graded)
+        assert request.allow_repetition
+        assert request.json_schema is not None
+        assert request.json_schema["properties"]["reason"]["maxLength"] == REASON_MAX_CHARS
+    # The longest reason, a score's 16 digits and the JSON around them fit the budget.
+    assert REASON_MAX_CHARS + 60 <= MAX_TOKENS
+
+
+@pytest.mark.model
+def test_the_embedded_model_judges_with_well_formed_verdicts() -> None:
+    from evalctl.judge.prompt import judge_request, read_reply
+    from tests.local_helpers import make_provider
+
+    asked = [
+        ("Can I get a refund?", "Of course, within 14 days.", "Polite."),
+        ("Say hello", "hello", "Says hello."),
+        ("What is 2+2?", "5", "The answer is correct."),
+        ("Classify: the app crashes on start", "bug bug bug bug bug bug", "One word."),
+    ]
+    provider = make_provider()
+    try:
+        for graded in (False, True):
+            for case_input, answer, rubric in asked:
+                request = judge_request(rubric, case_input, answer, tag="j#judge", graded=graded)
+                reply = provider.complete(request, timeout=120)
+                reading = read_reply(reply.content, graded=graded)
+                assert not isinstance(reading, str), (reading, reply.content)
+    finally:
+        provider.stop_daemon(grace_s=2)
+        provider.close()

@@ -120,19 +120,40 @@ def test_the_judge_sees_input_answer_and_rubric_under_a_fixed_schema(tmp_path: P
     assert "Be brief." not in prompt
 
 
+def run_as_model(
+    suite: Path, out: Path, script_path: Path, *, judge_cache: bool = True
+) -> CaseResult:
+    request = RunRequest(
+        provider="scripted",
+        script=script_path,
+        paths=[suite],
+        out_dir=out,
+        show_progress=False,
+        judge_cache=judge_cache,
+    )
+    provider = judge_helpers.model_stand_in(script_path)
+    outcome = execute_run(request, home_settings(), {}, provider_override=provider, retry=NO_SLEEP)
+    [case] = outcome.result.cases
+    return case
+
+
 def test_a_verdict_is_cached_and_no_judge_cache_asks_again(tmp_path: Path) -> None:
     suite = write_suite(tmp_path)
     passing = script(tmp_path / "pass.toml", f"content = {verdict('pass')}")
     failing = script(tmp_path / "fail.toml", f"content = {verdict('fail', 'changed mind')}")
 
-    first = run(suite, tmp_path / "1", script_path=passing)
+    first = run_as_model(suite, tmp_path / "1", passing)
     assert (first.status, judge_check(first).actual["cached"]) == ("pass", False)
-    # Same judge model, rubric, input and answer: the stored verdict, though this script's
-    # judge would now say fail.
-    second = run(suite, tmp_path / "2", script_path=failing)
+    # Same judge model, rubric, input and answer: the stored verdict, though this judge
+    # would now say fail.
+    second = run_as_model(suite, tmp_path / "2", failing)
     assert (second.status, judge_check(second).actual["cached"]) == ("pass", True)
-    third = run(suite, tmp_path / "3", script_path=failing, judge_cache=False)
+    third = run_as_model(suite, tmp_path / "3", failing, judge_cache=False)
     assert (third.status, judge_check(third).actual["cached"]) == ("fail", False)
+    # The scripted provider itself is a stand-in: its script may change, so it is always
+    # asked (issue 31, defect 1).
+    scripted = run(suite, tmp_path / "4", script_path=failing)
+    assert (scripted.status, judge_check(scripted).actual["cached"]) == ("fail", False)
 
 
 def test_a_different_answer_is_not_a_cache_hit(tmp_path: Path) -> None:
@@ -180,9 +201,9 @@ def test_cli_no_judge_cache_and_exit_code_for_an_unjudged_case(
     broken = script(tmp_path / "broken.toml", 'error = "permanent"')
     base = ["run", "--provider", "scripted", "--cases", str(suite), "--no-progress", "--json"]
     assert run_cli(capsys, *base, "--script", str(passing), "--out", str(tmp_path / "1")).code == 0
-    # The verdict is cached: a broken judge is not even asked.
-    cached = run_cli(capsys, *base, "--script", str(broken), "--out", str(tmp_path / "2"))
-    assert cached.code == 0, cached.err
+    # A scripted judge is never served from the cache: the broken script is asked, and fails.
+    asked = run_cli(capsys, *base, "--script", str(broken), "--out", str(tmp_path / "2"))
+    assert asked.code == 3, asked.err
     unjudged = run_cli(
         capsys, *base, "--script", str(broken), "--no-judge-cache", "--out", str(tmp_path / "3")
     )

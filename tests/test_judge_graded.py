@@ -12,7 +12,14 @@ from evalctl.judge.prompt import GRADED_SCHEMA, VERDICT_SCHEMA, Reading, read_re
 from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.results.models import CaseResult, CheckResult
 from tests.cli_helpers import run_cli
-from tests.judge_helpers import assert_suite, graded, reply_script, run_case, verdict
+from tests.judge_helpers import (
+    assert_suite,
+    graded,
+    model_stand_in,
+    reply_script,
+    run_case,
+    verdict,
+)
 
 RUBRIC = "Says a return is possible and gives the 14-day window."
 PASS_FAIL_JUDGE = f'type = "judge"\nrubric = "{RUBRIC}"'
@@ -34,12 +41,14 @@ def judged(
     judge: str | None = None,
     out: str = "out",
     judge_cache: bool = True,
+    as_model: bool = False,
 ) -> CaseResult:
     """The one case of a suite whose one assertion is `judge` (graded at 0.7 by default), its
-    judge answering `judge_reply`."""
+    judge answering `judge_reply`; `as_model`: by a script the judge cache takes for a model."""
     suite = assert_suite(tmp_path, judge or graded_judge())
     script = reply_script(tmp_path / f"{out}.toml", {"support/refund#judge": judge_reply})
-    return run_case(suite, tmp_path / out, script, judge_cache=judge_cache)
+    provider = model_stand_in(script) if as_model else None
+    return run_case(suite, tmp_path / out, script, judge_cache=judge_cache, provider=provider)
 
 
 # -- the score decides -----------------------------------------------------------------
@@ -151,17 +160,21 @@ def test_the_cache_keys_on_the_mode_and_keeps_the_score_for_any_threshold(
     fields = ("p", "m", "rubric", "input", "answer")
     assert cache_key(*fields) != cache_key(*fields, graded=True)
     # A pass/fail verdict on the same question does not answer a graded judge.
-    first = judged(tmp_path, f"content = {verdict('pass')}", judge=PASS_FAIL_JUDGE, out="1")
+    first = judged(
+        tmp_path, f"content = {verdict('pass')}", judge=PASS_FAIL_JUDGE, out="1", as_model=True
+    )
     assert (first.status, judge_check(first).actual["cached"]) == ("pass", False)
-    second = judged(tmp_path, f"content = {graded(0.8)}", out="2")
+    second = judged(tmp_path, f"content = {graded(0.8)}", out="2", as_model=True)
     assert (second.status, judge_check(second).actual["cached"]) == ("pass", False)
     # The stored score, under a stricter threshold (this script's judge would now say 0.1).
-    third = judged(tmp_path, f"content = {graded(0.1)}", judge=graded_judge("0.9"), out="3")
+    third = judged(
+        tmp_path, f"content = {graded(0.1)}", judge=graded_judge("0.9"), out="3", as_model=True
+    )
     check = judge_check(third)
     assert (third.status, check.actual["cached"], check.actual["score"]) == ("fail", True, 0.8)
     assert check.expected == ">= 0.9"
     # And no cache: asked again.
-    fourth = judged(tmp_path, f"content = {graded(0.1)}", out="4", judge_cache=False)
+    fourth = judged(tmp_path, f"content = {graded(0.1)}", out="4", judge_cache=False, as_model=True)
     assert (judge_check(fourth).actual["score"], judge_check(fourth).actual["cached"]) == (
         0.1,
         False,

@@ -98,6 +98,12 @@ def judge_request(
         temperature=0.0,
         max_tokens=MAX_TOKENS,
         tag=tag,
+        # Under the schema's grammar every part of the reply is bounded (the reason by
+        # maxLength, a number's digits and the whitespace by the grammar), so it always ends
+        # inside MAX_TOKENS as a whole verdict. The local engine's loop guard would instead
+        # cut a small model that repeats itself inside the reason (or a score's digits) off
+        # mid-JSON: a malformed verdict. So a judge's reply runs on to its schema's end.
+        allow_repetition=True,
     )
 
 

@@ -202,3 +202,15 @@ def test_a_reply_that_fails_at_run_time_is_a_provider_error(tmp_path: Path) -> N
     provider = ScriptedProvider(load_script(script), run_case_values([load_suite(path)]))
     with pytest.raises(ProviderError, match="nope"):
         provider.complete(CompletionRequest(messages=[Message.user("x")], tag="s/r1"), timeout=5)
+
+
+def test_cases_validate_script_reports_an_unfillable_reply(
+    suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.toml"
+    script.write_text('[[default]]\ncontent = "{{ captial }}"\n')
+    checked = run_cli(capsys, "cases", "validate", str(suite), "--script", str(script))
+    assert checked.code == 2, checked.out + checked.err
+    assert "captial" in checked.err and str(script) in checked.err
+    script.write_text('[[default]]\ncontent = "{{ capital }}"\n')
+    assert run_cli(capsys, "cases", "validate", str(suite), "--script", str(script)).code == 0

@@ -167,15 +167,18 @@ def validate(
 def _script_problems(
     path: Path, suites: list[Suite], judge_provider: str | None
 ) -> list[BadInputError]:
-    """What `run --script` would trip over: keys matching no case, judges left unanswered."""
+    """What `run --script` would trip over: keys matching no case, judges left unanswered,
+    replies that cannot be filled from a case they answer."""
     from evalctl.judge.script_replies import judge_reply_problems
     from evalctl.providers.scripted import load_script, script_key_problem
+    from evalctl.runner.script_values import reply_problems, run_case_values
 
     script = load_script(path)
     keys_problem = script_key_problem(script, path, [c.key for s in suites for c in s.cases])
     return [
         *([keys_problem] if keys_problem is not None else []),
         *judge_reply_problems(script, path, suites, judge_provider),
+        *reply_problems(path, run_case_values(suites)),
     ]
 
 

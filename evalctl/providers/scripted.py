@@ -16,6 +16,11 @@ of replies, one per turn, plus an optional `default` list used for any other cas
 A reply may instead carry `error = "transient" | "permanent" | "crash"` to inject a fault,
 and `delay_s` to simulate latency. Past the end of its list a case repeats its last reply.
 
+A reply's `content` and the string values of its tool calls' arguments are templates over
+the case it answers (its row's columns, `vars[...]`, `case.id`, `case.input.prompt`), filled
+from the run's `ProviderOptions.case_values` (evalctl.runner.script_values): one `default`
+reply, `content = "{{ expected }}"`, answers every row of a data file.
+
 A case's side requests carry a suffix: a judge's is `suite/id#judge`, or, from a judge
 assertion, `suite/id#judge:<check name>`. The addressed key answers that one check; the plain
 `#judge` key answers every judge of the case without an addressed reply::

@@ -24,7 +24,9 @@ def test_the_readmes_scripted_regression_gates_under_the_default_rule(tmp_path: 
     broken.write_text(
         source[:k9s] + source[k9s:].replace(RIGHT_K9S, RIGHT_K9S.replace('"Linux"', '"linux"'), 1)
     )
-    suite = str(REPO / "cases" / "release-assets.toml")
+    # A copy outside the repository (its evalctl.toml would place the outputs in the repo).
+    shutil.copytree(REPO / "cases", tmp_path / "cases")
+    suite = str(tmp_path / "cases" / "release-assets.toml")
     good = evalctl(tmp_path, "run", "--provider", "scripted", "--script", str(PERFECT),
                    "--cases", suite, "--out", "good", "--no-progress")  # fmt: skip
     assert good.returncode == 0, good.stderr
@@ -44,7 +46,11 @@ def test_the_readmes_scripted_regression_gates_under_the_default_rule(tmp_path: 
 
 
 def test_a_planted_retrieval_break_gates_under_the_default_rule(tmp_path: Path) -> None:
-    made = evalctl(tmp_path, "baseline", "--provider", "scripted", "--cases", str(RETRIEVAL))
+    # A copy outside the repository: evalctl.toml is found from a suite's folder upward, and
+    # the repository's would send the baseline into its own baselines/.
+    example = tmp_path / "example"
+    shutil.copytree(RETRIEVAL, example)
+    made = evalctl(tmp_path, "baseline", "--provider", "scripted", "--cases", str(example))
     assert made.returncode == 0, made.stderr
     broken = tmp_path / "broken"
     shutil.copytree(RETRIEVAL, broken)

@@ -372,9 +372,12 @@ def test_the_example_validates_baselines_and_gates_a_planted_broken_tool(tmp_pat
     assert checked.returncode == 0, checked.stderr
     assert "3 cases in 1 suite" in checked.stdout
 
-    # The python tool, no model and no reply script.
+    # The python tool, no model and no reply script; run from a copy outside the repository,
+    # whose evalctl.toml (found from the suite's folder) would put the baseline in the repo.
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example)
     made = evalctl(
-        tmp_path, "baseline", "--provider", "scripted", "--cases", str(EXAMPLE), "--json"
+        tmp_path, "baseline", "--provider", "scripted", "--cases", str(example), "--json"
     )
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["passed"] == 3

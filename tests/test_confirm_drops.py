@@ -66,7 +66,13 @@ def _suite(tmp_path: Path) -> Path:
 
 
 def _run(
-    suite: Path, out: Path, provider: KnownRates, *, samples: int = 1, confirm: object = None
+    suite: Path,
+    out: Path,
+    provider: KnownRates,
+    *,
+    samples: int = 1,
+    confirm: object = None,
+    seed_base: int = 0,
 ) -> RunResult:
     request = RunRequest(
         paths=[suite],
@@ -74,6 +80,7 @@ def _run(
         show_progress=False,
         repeats=samples,
         sampled=samples > 1,
+        seed_base=seed_base,
     )
     request.confirm = confirm  # type: ignore[assignment]
     return execute_run(request, Settings(), {}, provider_override=provider, retry=NO_SLEEP).result
@@ -176,6 +183,25 @@ def test_a_greedy_run_confirms_at_the_baselines_sampling(
     assert [(s.temperature, s.seed) for s in extra if s] == [(0.3, s) for s in range(5, 10)]
     cmp = compare_baseline(baseline, run)  # type: ignore[arg-type]
     assert [r.key for r in cmp.regressions] == ["echo/c01"]
+
+
+def test_a_sampled_run_enters_the_test_with_its_own_samples(
+    recorded: tuple[Path, object], tmp_path: Path
+) -> None:
+    suite, baseline = recorded
+    rates = dict.fromkeys(_keys(), 1.0)
+    rates["echo/c02"] = 0.0
+    provider = KnownRates(rates)
+    run = _run(
+        suite, tmp_path / "run", provider, samples=2, confirm=_plan(baseline), seed_base=10**6
+    )
+    confirm = run.settings.confirm
+    # Drawn like the baseline (its temperature, fresh seeds): the run's samples are evidence.
+    assert confirm is not None and confirm.first_like_baseline == {"echo": True}
+    assert confirm.confirmed == ["echo/c02"]
+    cmp = compare_baseline(baseline, run)  # type: ignore[arg-type]
+    assert [r.key for r in cmp.regressions] == ["echo/c02"]
+    assert cmp.exit_code == ExitCode.GATE_FAILED
 
 
 def test_confirm_zero_turns_it_off(recorded: tuple[Path, object], tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ def test_the_builtin_providers_register_through_the_plugin_api() -> None:
     providers.register(reg)
     names = [spec.name for spec in reg.providers()]
     assert names == [
-        "local", "anthropic", "gemini", "openai", "scripted", "python", "http", "command"
+        "local", "anthropic", "gemini", "openai", "scripted", "echo", "python", "http", "command"
     ]  # fmt: skip
     assert [e.name for e in reg.entries() if e.type == "provider"] == sorted(names)
     # The lookups read the same registrations.

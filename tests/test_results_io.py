@@ -228,12 +228,13 @@ def test_nested_field_path_inside_a_case(tmp_path: Path) -> None:
     data = _dump(tmp_path)
     data["cases"][0]["checks"][0]["status"] = "sometimes"
     err = _bad(f.write_json(tmp_path / "r.json", data))
-    assert (err.case_id, err.field) == ("suite/a", "checks[0].status")
+    # List positions count from 1, as in every user file's errors.
+    assert (err.case_id, err.field) == ("suite/a", "checks[1].status")
     # `passed` is derived from `status`; a bad one read back is named with its check.
     data = _dump(tmp_path)
     data["cases"][0]["checks"][0]["passed"] = "sometimes"
     err = _bad(f.write_json(tmp_path / "r.json", data))
-    assert (err.case_id, err.field) == ("suite/a", "checks[0]")
+    assert (err.case_id, err.field) == ("suite/a", "checks[1]")
     assert "passed must be true or false" in err.message
 
 
@@ -257,7 +258,7 @@ def test_case_without_usable_key_falls_back_to_position(tmp_path: Path) -> None:
     data = _dump(tmp_path)
     data["cases"][1]["key"] = 42
     err = _bad(f.write_json(tmp_path / "r.json", data))
-    assert (err.case_id, err.field) == ("cases[1]", "key")
+    assert (err.case_id, err.field) == ("cases[2]", "key")
 
 
 def test_more_problems_are_counted(tmp_path: Path) -> None:

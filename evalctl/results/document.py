@@ -192,15 +192,9 @@ def located_error(
     if len(errors) > 1:
         more = len(errors) - 1
         message += f"; {plural(more, 'more problem')} in this file"
-    return BadInputError(message, file=str(doc.path), case_id=case_key, field=field_path(loc))
-
-
-def field_path(loc: tuple[int | str, ...]) -> str | None:
-    """`("checks", 0, "passed")` -> `checks[0].passed`."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or None
+    # Worded as every user file's errors are: list positions from 1 (`checks[1].passed`).
+    field = userfiles.field_path(loc) or None
+    return BadInputError(message, file=str(doc.path), case_id=case_key, field=field)
 
 
 def _case_key_at(cases: Any, index: int, case_list: str) -> str:
@@ -209,7 +203,7 @@ def _case_key_at(cases: Any, index: int, case_list: str) -> str:
         if isinstance(key, str) and key:
             return key
     # No usable key (it may be the very field that is wrong): fall back to the position.
-    return f"{case_list}[{index}]"
+    return userfiles.field_path((case_list, index))
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:

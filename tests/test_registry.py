@@ -44,8 +44,9 @@ def test_detection_follows_documented_priority(env: dict[str, str], expected: st
 def test_every_provider_reports_a_reason_when_unavailable() -> None:
     rows = {row.name: row for row in availability(_opts({}))}
     assert set(rows) == {
-        "local", "anthropic", "gemini", "openai", "scripted", "python", "http", "command"
+        "local", "anthropic", "gemini", "openai", "scripted", "echo", "python", "http", "command"
     }  # fmt: skip
+    assert rows["echo"].available  # it needs nothing
     assert not rows["anthropic"].available
     assert "ANTHROPIC_API_KEY" in rows["anthropic"].reason
     assert not rows["gemini"].available
@@ -109,8 +110,9 @@ def test_traits_come_from_the_specs() -> None:
     assert not is_billed("local") and not is_billed("scripted")
     assert is_concurrent("anthropic") and not is_concurrent("local")
     assert not is_concurrent("a-test-double") and not is_billed("a-test-double")
-    # The scripted replayer and the targets (applications, set up per suite) are not models.
+    # The stand-ins (scripted, echo) and the targets (applications, set up per suite) are
+    # not models.
     assert [s.name for s in SPECS.values() if not s.real] == [
-        "scripted", "python", "http", "command"
+        "scripted", "echo", "python", "http", "command"
     ]  # fmt: skip
     assert is_concurrent("http") and is_concurrent("command") and not is_concurrent("python")

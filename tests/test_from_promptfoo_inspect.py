@@ -293,6 +293,7 @@ def test_prompt_files(
         },
     )
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
     ran = run_cli(capsys, "run", "--cases", "s.toml", "--out", "out", "--no-progress")
     assert ran.code == 0, ran.out + ran.err
     answers = {

@@ -117,6 +117,7 @@ def test_matrix_variants_come_from_files_and_use_row_values(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = project / "out"
+    out.mkdir()
     ran = run_cli(capsys, "run", "--cases", "t.toml", "--out", str(out), "--no-progress")
     assert ran.code == 0, ran.out + ran.err
     assert _outputs(out / "echo-plain" / "results.json") == {"t1": "bananas", "t2": "tides"}
@@ -135,6 +136,7 @@ def test_a_provider_flag_keeps_the_matrix_s_variants_and_says_so(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = project / "out"
+    out.mkdir()
     ran = run_cli(
         capsys,
         *("run", "--provider", "echo", "--model", "m", "--cases", "t.toml"),

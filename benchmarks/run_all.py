@@ -4,9 +4,10 @@ it).
 
 Each benchmark prints its own figures as ratios measured in one run against a yardstick:
 local vs the best in-process configuration, constrained vs free decoding, compare vs
-json.load, `--help` vs `python -c pass`, cloud -j16 vs ideal; bench_prefix adds the prefill
-tokens the KV cache saved per suite. Run it on a quiet machine: llama.cpp threads busy-wait,
-so anything else running on the cores skews the local figures; the load average is printed.
+json.load, `--help` vs `python -c pass`, cloud -j16 vs ideal, the demo's model time vs the
+floor of its work at in-process rates; bench_prefix adds the prefill tokens the KV cache
+saved per suite. Run it on a quiet machine: llama.cpp threads busy-wait, so anything else
+running on the cores skews the local figures; the load average is printed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ BENCHMARKS = (
     "bench_threads.py",
     "bench_concurrency.py",
     "bench_prefix.py",
+    # The demo's results (results/demo/results.json, from `make run`) against in-process
+    # rates; says how to make them when absent.
+    "bench_run_profile.py",
     "bench_datafile_suite.py",
 )
 

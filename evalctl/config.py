@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from evalctl import secrets, userfiles
+from evalctl import secrets, template_budget, userfiles
 from evalctl.errors import BadInputError, InfraError
 
 CONFIG_FILE = "evalctl.toml"
@@ -183,6 +183,11 @@ class Settings(BaseModel):
     # The most a tool may return (command stdout, a python tool's JSON), in bytes, unless its
     # declaration sets `max_output_bytes`; past it the call is a tool error.
     tool_output_limit: int = Field(default=DEFAULT_TOOL_OUTPUT_LIMIT, ge=1)
+    # The budget of one `{{ var }}` template's render: seconds, and characters of output (and
+    # of any one string or list it builds); past it `validate` and `run` refuse the template
+    # (evalctl.template_budget, docs/security.md).
+    template_time_s: float = Field(default=template_budget.DEFAULT.time_s, gt=0)
+    template_max_chars: int = Field(default=template_budget.DEFAULT.max_chars, ge=1)
 
     @property
     def config_file(self) -> Path | None:
@@ -232,6 +237,7 @@ def load_settings(
         if path.parent != base:
             _rebase(settings, path.parent)
     secrets.configure(settings.redact_env)
+    template_budget.configure(settings.template_time_s, settings.template_max_chars)
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
     if env.get("EVALCTL_LOCAL_MODEL"):

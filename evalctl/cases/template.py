@@ -27,16 +27,17 @@ MAX_REPEAT = 1_000_000
 
 
 def _sandbox() -> SandboxedEnvironment:
-    """The stock sandbox, plus a bound on `"x" * n` and `n ** m`, its one way to make a
-    template hang or exhaust memory with a single expression. Jinja2 is imported here, on
-    the first placeholder: a suite without any does not pay for it."""
+    """The sandbox, each render held to the template budget of time and size
+    (evalctl.cases.sandbox), plus a bound on `"x" * n` and `n ** m`. Jinja2 is imported
+    here, on the first placeholder: a suite without any does not pay for it."""
     from jinja2 import StrictUndefined
     from jinja2.exceptions import SecurityError
     from jinja2.runtime import Context
-    from jinja2.sandbox import SandboxedEnvironment
 
-    class Sandbox(SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**"})
+    from evalctl.cases.sandbox import BoundedSandbox
+
+    class Sandbox(BoundedSandbox):
+        intercepted_binops = BoundedSandbox.intercepted_binops
 
         def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
             if operator == "**" and isinstance(right, int) and abs(right) > 1000:

@@ -214,3 +214,29 @@ def test_cases_validate_script_reports_an_unfillable_reply(
     assert "captial" in checked.err and str(script) in checked.err
     script.write_text('[[default]]\ncontent = "{{ capital }}"\n')
     assert run_cli(capsys, "cases", "validate", str(suite), "--script", str(script)).code == 0
+
+
+def test_echo_is_no_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[suite]\nname = "s"\nkind = "assert"\n[[case]]\nid = "a"\ninput = { prompt = "hi" }\n'
+        '[[case.assert]]\ntype = "judge"\nrubric = "Friendly."\n'
+    )
+    out = tmp_path / "out"
+    ran = run_cli(
+        capsys,
+        "run",
+        "--provider",
+        "echo",
+        "--cases",
+        str(path),
+        "--out",
+        str(out),
+        "--no-progress",
+    )
+    assert ran.code == 3  # the judged case ends in error, as any unanswered judge does
+    (case,) = json.loads((out / "results.json").read_text())["cases"]
+    (check,) = case["checks"]
+    assert check["status"] == "error"
+    assert "echo cannot answer a side request" in check["message"]
+    assert "[judge] provider" in check["message"]

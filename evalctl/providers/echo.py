@@ -4,11 +4,13 @@ promptfoo's `echo`, Inspect's `mockllm` for prompts: `--provider echo` shows wha
 template, a data-file row and a matrix prompt variant made of the prompt, and runs every
 check against it, with no model and no script. It calls no tools; a request with a JSON
 schema gets the same text back (checks on the answer's shape then say what they would).
+It judges nothing: a judge that falls back to it is an error saying to name one.
 """
 
 from __future__ import annotations
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Usage
+from evalctl.errors import ProviderError
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 
 
@@ -36,6 +38,14 @@ class EchoProvider:
         return capabilities_of(self.name)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        if "#" in request.tag:
+            # A case's side request (its judge, `suite/id#judge`) would get its own question
+            # back, never a verdict: say what to do instead of a malformed verdict.
+            raise ProviderError(
+                f"echo cannot answer a side request ({request.tag.partition('#')[2]}): it "
+                "returns the prompt; name the judge's provider ([judge] provider in "
+                "evalctl.toml, or the assertion's own provider)"
+            )
         content = last_user_message(request)
         words = sum(len(m.content.split()) for m in request.messages)
         return CompletionResponse(

@@ -18,10 +18,12 @@ import pytest
 
 from evalctl import userfiles
 from evalctl.errors import BadInputError
+from evalctl.results import scores
 from evalctl.results.document import CONVERSATION_FIELDS, load_document
 from evalctl.results.io import run_from_document
 from evalctl.results.models import RunResult
 from evalctl.results.scores import FreeForm, _free_form_fields, read_scores
+from tests.cli_helpers import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED = sorted((REPO / "baselines" / "local.results").glob("*.json"))
@@ -205,3 +207,37 @@ def test_reading_leaves_the_document_unchanged_for_other_readers(tmp_path: Path)
     path = _write(tmp_path, data)
     read_scores(path)
     assert json.loads(path.read_text()) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        ("--json",),
+        ("--gate", "strict", "--all"),
+    ],
+    ids=["table", "json", "strict-all"],
+)
+def test_compare_prints_the_same_whichever_reader_read_the_run(
+    args: tuple[str, ...],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The committed baseline against its own sampled results, narrowed to one suite, with
+    one case's first check turned to a failure: read fast, then with the fast reader off."""
+    data = json.loads((REPO / "baselines/local.results/asset-triage.json").read_text())
+    passing = next(c for c in data["cases"] if c["status"] == "pass")
+    passing.update(status="fail", pass_rate=0.0, pass_ci_low=0.0, pass_ci_high=0.43)
+    for attempt in passing["attempts"]:
+        attempt["status"] = "fail"
+    check = passing["checks"][0]
+    check.update(status="fail", passed=False, actual="broken")
+    passing["check_counts"][check["name"]]["passed"] = 0
+    results = _write(tmp_path, data)
+    argv = ("compare", str(REPO / "baselines/local.json"), str(results), *args)
+    fast = run_cli(capsys, *argv)
+    monkeypatch.setattr(scores, "read_scores", lambda path: None)
+    general = run_cli(capsys, *argv)
+    assert (fast.code, fast.out, fast.err) == (general.code, general.out, general.err)
+    assert passing["key"] in fast.out

@@ -353,3 +353,64 @@ def test_the_table_names_a_test_here_for_every_row() -> None:
         "prompts",
     ):
         assert concept in section, concept
+
+
+PROMPTFOO_CSV = """\
+question,__expected
+What is the capital of France?,contains: Paris
+What is 2 + 2?,4
+Which planet is known as the red planet?,icontains: MARS
+Who wrote Hamlet?,contains: Shakespeare
+"""
+
+# The all-correct stand-in: one reply, over the row, for every case.
+ANSWER = "{{ __expected.split(':', 1)[1] | trim if ':' in __expected else __expected }}"
+
+
+def test_a_promptfoo_suite_moves_over_whole_and_a_planted_regression_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's "done when", on a promptfoo-shaped CSV used as it is: ids from the row,
+    prompt variants from a file over row values, one templated [[default]] reply, --limit,
+    and compare (the default gate) naming the case a planted regression broke."""
+    _write(
+        tmp_path,
+        {
+            "tests.csv": PROMPTFOO_CSV,
+            "s.toml": HEAD + 'cases_from = "tests.csv"\n'
+            'id_template = "{{ row_number }}-{{ question | slug }}"\n'
+            '[suite.case_template]\ninput = { prompt = "{{ question }}" }\n' + EXPECTED_TEMPLATE,
+            "prompts.txt": "Answer in a few words: {{ question }}\n",
+            "evalctl.toml": '[matrix]\nproviders = ["scripted"]\n'
+            'prompts = { plain = "{{ prompt }}", short = { file = "prompts.txt" } }\n',
+            "good.toml": f"[[default]]\ncontent = {json.dumps(ANSWER)}\n",
+            "bad.toml": "[[default]]\ncontent = "
+            + json.dumps("{{ 'Venus' if 'planet' in question else " + ANSWER[3:-3] + " }}")
+            + "\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    for out, script in (("first", "good.toml"), ("second", "bad.toml")):
+        (tmp_path / out).mkdir()
+        ran = run_cli(
+            capsys,
+            *("run", "--provider", "scripted", "--script", script, "--cases", "s.toml"),
+            *("--limit", "3", "--out", out, "--no-progress"),
+        )
+        assert ran.code == 0, ran.out + ran.err
+        assert "prompt variants from [matrix]" in ran.err
+    first = json.loads((tmp_path / "first" / "scripted-short" / "results.json").read_text())
+    assert [(c["id"], c["status"]) for c in first["cases"]] == [
+        ("1-what-is-the-capital-of-france", "pass"),
+        ("2-what-is-2-2", "pass"),
+        ("3-which-planet-is-known-as-the-red-planet", "pass"),
+    ]
+    sent = first["cases"][0]["transcript"][0]["sent"][-1]["content"]
+    assert sent == "Answer in a few words: What is the capital of France?"
+    made = run_cli(capsys, "baseline", "--from", "first", "--out", "baselines")
+    assert made.code == 0, made.out + made.err
+    gated = run_cli(capsys, "compare", "baselines", "second")
+    assert gated.code == 1, gated.out + gated.err
+    said = gated.out + gated.err
+    assert "s/3-which-planet-is-known-as-the-red-planet" in said
+    assert "cell scripted-plain" in said and "cell scripted-short" in said

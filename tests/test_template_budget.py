@@ -72,6 +72,13 @@ SIZE_PROBES = {
     "expandtabs": "{{ ('\\t' * 1000000).expandtabs(1000000) }}",
     "indent": "{{ ('\\n' * 100000) | indent(1000000) }}",
     "batch": "{{ [1] | batch(1000000000, 'x') | list | length }}",
+    "a list printed": "{% set big = 'x' * 1000000 %}{{ [big] * 1000 }}",
+    "a list joined with ~": "{% set big = 'x' * 1000000 %}{{ ([big] * 1000) ~ '' }}",
+    "a list as json": "{% set big = 'x' * 1000000 %}{{ ([big] * 1000) | tojson }}",
+    "json indent": "{{ range(1000) | list | tojson(indent=1000000) }}",
+    "wordwrap's wrapstring": "{{ ticket | wordwrap(1, wrapstring='y' * 1000000) }}",
+    "many format fields": "{{ ('{0}' * 300000).format('x' * 1000) }}",
+    "many % fields": "{{ ('%s' * 300000) % (('x' * 1000,) * 300000) }}",
 }
 
 

@@ -78,7 +78,32 @@ def _check_width(what: str, width: Any) -> None:
 
 
 def _text_length(value: Any) -> int:
-    return len(value) if isinstance(value, str) else len(str(value))
+    """About how many characters `value` makes as text (`str`, JSON), counted without
+    making it: a list holding a million-character string a thousand times is a billion
+    characters, found before `str()` builds them. Counting stops past the cap."""
+    if isinstance(value, str):
+        return len(value)
+    cap = _cap()
+    total = 0
+    stack = [value]
+    while stack and total <= cap:
+        item = stack.pop()
+        if isinstance(item, str | bytes):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + 4 * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            total += 2 + 2 * len(item)
+            stack.extend(item)
+        elif isinstance(item, bool | float | None):
+            total += 24
+        elif isinstance(item, int):
+            total += item.bit_length() // 3 + 2
+        else:
+            total += len(str(item))
+    return total
 
 
 def _digits_width(what: str, digits: str) -> int:
@@ -235,9 +260,8 @@ class BoundedSandbox(SandboxedEnvironment):
         return value
 
     def evalctl_concat(self, *parts: Any) -> str:
-        texts = [str(part) for part in parts]
-        _check_size("`~`", sum(len(text) for text in texts))
-        return "".join(texts)
+        _check_size("`~`", sum(_text_length(part) for part in parts))
+        return "".join([str(part) for part in parts])
 
     def compile_expression(self, source: str, undefined_to_none: bool = True) -> TemplateExpression:
         expression = super().compile_expression(source, undefined_to_none)
@@ -351,6 +375,36 @@ def _check_str_method(
     return args
 
 
+# Filters that make text of their value: it is measured before they do.
+_STRINGIFIES = frozenset(
+    {
+        "string",
+        "tojson",
+        "pprint",
+        "urlencode",
+        "indent",
+        "center",
+        "replace",
+        "wordwrap",
+        "truncate",
+        "upper",
+        "lower",
+        "title",
+        "capitalize",
+        "trim",
+        "striptags",
+        "escape",
+        "e",
+        "forceescape",
+        "safe",
+        "urlize",
+        "xmlattr",
+        "wordcount",
+        "format",
+    }
+)
+
+
 def _check_filter(
     name: str, offset: int, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> tuple[Any, ...]:
@@ -363,6 +417,19 @@ def _check_filter(
     if name in ("center", "batch", "slice", "wordwrap"):
         key = {"center": "width", "batch": "linecount", "slice": "slices"}.get(name, "width")
         _check_width(what, _arg(rest, kwargs, 0, key))
+    if name in _STRINGIFIES:
+        _check_size(what, _text_length(value))
+    if name == "tojson":
+        indent = _arg(rest, kwargs, 0, "indent")
+        if isinstance(indent, int) and indent > 0:
+            _check_size(what, _text_length(value) * (1 + indent))
+    elif name == "wordwrap":
+        text = str(value)
+        wrap = _arg(rest, kwargs, 2, "wrapstring")
+        width = _arg(rest, kwargs, 0, "width")
+        lines = len(text) // max(1, width if isinstance(width, int) else 79)
+        lines = min(len(text), lines + text.count(" ") + text.count("\n") + 1)
+        _check_size(what, len(text) + lines * (len(wrap) if isinstance(wrap, str) else 1))
     elif name == "indent":
         width = _arg(rest, kwargs, 0, "width")
         size = width if isinstance(width, int) else len(width) if isinstance(width, str) else 0

@@ -4,7 +4,7 @@ Secrets come from the environment: every variable whose NAME looks secret (it co
 TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, in any case: `GITHUB_TOKEN`,
 `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`), plus the names listed in `redact_env` in
 `evalctl.toml` (`configure`). Their exact values are replaced wherever they appear, also in
-every escaped form a file gives them: JSON-escaped to any depth (a secret with a `"` in a
+every escaped form a file gives them: JSON-escaped to any depth up to 8 (a secret with a `"` in a
 tool's JSON, inside a results file's JSON string, is escaped twice), HTML-escaped (the
 pages, JUnit), escaped for a Markdown table, and URL-encoded. As a second line of defence,
 strings shaped like Anthropic, OpenAI or Google API keys are replaced too, so a key that
@@ -103,8 +103,9 @@ def secret_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 # How many levels of JSON-in-JSON a secret is looked for at most: each level doubles the
 # backslashes before an escaped character, so the text itself bounds how deep it can go
-# (`_json_depth`), and 16 levels are 32,767 backslashes before one quote.
-MAX_JSON_DEPTH = 16
+# (`_json_depth`); 8 levels are 255 backslashes before one quote, far past any file's
+# nesting, and keep each form of a secret short (at most 256 times its length).
+MAX_JSON_DEPTH = 8
 
 
 def _json_depth(text: str) -> int:
@@ -153,7 +154,7 @@ def _written(text: str) -> set[str]:
     }
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)
 def _forms(value: str, depth: int) -> tuple[str, ...]:
     """Every form of `value` redaction looks for, longest first: as it is and JSON-escaped
     once, twice, ... `depth` times (a tool's JSON inside a JSON result inside results.json),
@@ -205,7 +206,8 @@ _secrets_cache: dict[Any, list[tuple[str, str, str]]] = {}
 
 def redact(text: str, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
     """Replace every known secret value (and anything shaped like a key) in `text`: in its
-    raw, JSON-escaped (to any depth), HTML-escaped, Markdown-escaped and URL-encoded forms."""
+    raw, JSON-escaped (JSON in JSON, up to MAX_JSON_DEPTH levels), HTML-escaped,
+    Markdown-escaped and URL-encoded forms."""
     if not text:
         return text
     depth = 0

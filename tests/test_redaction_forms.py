@@ -86,6 +86,17 @@ def test_a_secret_escaped_twice_in_a_json_document_leaves_valid_json(
     assert level2 == {"token": "[REDACTED:PLANTED_TOKEN]", "n": 1}
 
 
+def test_a_secret_eight_levels_of_json_deep_is_redacted(planted: dict[str, str]) -> None:
+    value = planted["PLANTED_TOKEN"]
+    for _ in range(8):
+        value = json.dumps({"inner": value})
+    cleaned = redact(value)
+    assert "0001" not in cleaned
+    for _ in range(8):
+        cleaned = json.loads(cleaned)["inner"]
+    assert cleaned == "[REDACTED:PLANTED_TOKEN]"
+
+
 def test_a_markdown_table_cell_of_a_secret_is_redacted(planted: dict[str, str]) -> None:
     from evalctl.reports.markdown import cell
 

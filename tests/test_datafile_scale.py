@@ -7,6 +7,7 @@ benchmarks/bench_datafile_suite.py's)."""
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,17 +23,33 @@ from tests.test_datafile_suites import ISSUE_EXAMPLE
 EVALCTL = str(Path(load_suite.__code__.co_filename).resolve().parent.parent)
 
 
-def _suite(root: Path, rows: int, extra_columns: int = 0) -> Path:
+def _suite(root: Path, rows: int, extra_columns: int = 0, suffix: str = "csv") -> Path:
     (root / "data").mkdir(parents=True)
     extra = [f"c{n}" for n in range(extra_columns)]
-    with (root / "data" / "tickets.csv").open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "ticket", "expected", *extra])
-        for n in range(rows):
-            writer.writerow([f"t{n}", f"Ticket {n}: a question about billing", "billing", *extra])
+    records = [
+        {"id": f"t{n}", "ticket": f"Ticket {n}: a question about billing", "expected": "billing"}
+        for n in range(rows)
+    ]
+    data = root / "data" / f"tickets.{suffix}"
+    if suffix == "csv":
+        with data.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["id", "ticket", "expected", *extra])
+            for record in records:
+                writer.writerow([*record.values(), *extra])
+    elif suffix == "jsonl":
+        data.write_text("".join(json.dumps(record) + "\n" for record in records))
+    elif suffix == "json":
+        data.write_text(json.dumps(records))
+    else:  # toml
+        data.write_text("".join(f"[[row]]\n{_toml_table(record)}" for record in records))
     suite = root / "tickets.toml"
-    suite.write_text(ISSUE_EXAMPLE)
+    suite.write_text(ISSUE_EXAMPLE.replace("data/tickets.csv", f"data/tickets.{suffix}"))
     return suite
+
+
+def _toml_table(record: dict[str, str]) -> str:
+    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in record.items())
 
 
 def _steps(load: Callable[[], Any]) -> int:
@@ -59,9 +76,12 @@ def _steps(load: Callable[[], Any]) -> int:
     return count
 
 
-def test_each_row_costs_the_same_work_however_many_rows_the_file_has(tmp_path: Path) -> None:
-    small = _suite(tmp_path / "small", 300)
-    large = _suite(tmp_path / "large", 600)
+@pytest.mark.parametrize("suffix", ["csv", "jsonl", "json", "toml"])
+def test_each_row_costs_the_same_work_however_many_rows_the_file_has(
+    tmp_path: Path, suffix: str
+) -> None:
+    small = _suite(tmp_path / "small", 300, suffix=suffix)
+    large = _suite(tmp_path / "large", 600, suffix=suffix)
     load_suite(small)  # imports and the registry, once
     assert len(load_suite(large).cases) == 600
     per_row_small = _steps(lambda: load_suite(small)) / 300

@@ -227,6 +227,13 @@ def redact(text: str, env: Mapping[str, str] | None = None, extra: Iterable[str]
     return text
 
 
+def redact_before_cut(text: str, limit: int) -> str:
+    """`text`, redacted first when it is longer than `limit`: a renderer that keeps only the
+    first `limit` characters of a value calls this before cutting, so a secret the cut would
+    split is masked whole, not left as a start the file's own redaction cannot recognise."""
+    return redact(text) if len(text) > limit else text
+
+
 def redact_data(data: Any, env: Mapping[str, str] | None = None) -> Any:
     """`redact()` applied to every string inside nested dicts/lists/tuples (keys included).
 

@@ -107,6 +107,16 @@ def test_a_markdown_table_cell_of_a_secret_is_redacted(planted: dict[str, str]) 
         assert "0001" not in redact(f"| {written} |")
 
 
+def test_a_secret_a_cut_would_split_is_masked_before_the_cut(planted: dict[str, str]) -> None:
+    """Renderers keep the start of a long value (a Markdown cell 160 characters, JUnit 2000):
+    a secret across the cut is masked first, not left as a start redaction cannot know."""
+    from evalctl.reports.markdown import cell
+
+    secret = planted["PLANTED_TOKEN"]
+    written = cell("x" * 150 + secret + "y" * 100)
+    assert written.startswith("x" * 150) and "tok" not in written
+
+
 def test_a_secret_deeper_than_the_text_allows_costs_nothing(planted: dict[str, str]) -> None:
     """Text that holds the secret's letters but not its escapes is left alone (the depth a
     text is searched to is bounded by its own runs of backslashes)."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from evalctl.reports.write import write_report
 from evalctl.results.models import CaseResult, CheckResult, RunResult
+from evalctl.secrets import redact_before_cut
 
 # XML 1.0 forbids most control characters, and model output can contain anything: replace
 # them, or one stray \x00 in an answer makes the whole report unparseable.
@@ -38,6 +39,7 @@ def xml_safe(text: str) -> str:
 
 def _value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact_before_cut(text, _VALUE_LIMIT)
     if len(text) > _VALUE_LIMIT:
         text = text[:_VALUE_LIMIT] + f"... ({len(text) - _VALUE_LIMIT} more characters)"
     return text

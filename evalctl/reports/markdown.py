@@ -18,7 +18,7 @@ from evalctl.reports.write import write_report
 from evalctl.results.models import RunResult
 from evalctl.results.summary import SCORED
 from evalctl.results.text import pass_rate, percent, plural, visible_controls
-from evalctl.secrets import redact
+from evalctl.secrets import redact, redact_before_cut
 
 _CELL_LIMIT = 160
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
@@ -28,7 +28,7 @@ def cell(value: Any) -> str:
     """Text safe inside a table cell: one line, no pipes, no HTML, control characters made
     visible (a NUL or an ANSI escape from a model must not reach a job page), bounded length."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = visible_controls(text)
+    text = redact_before_cut(visible_controls(text), _CELL_LIMIT)
     if len(text) > _CELL_LIMIT:
         text = text[: _CELL_LIMIT - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

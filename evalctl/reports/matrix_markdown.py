@@ -14,6 +14,7 @@ from evalctl.reports.matrix_view import (
     failure_reasons,
     row_values,
 )
+from evalctl.secrets import redact_before_cut
 
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
 # Short enough that four cells side by side still read in a pull request.
@@ -26,7 +27,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    text = redact_before_cut(" ".join(text.split()), _ANSWER_LIMIT)
     return text if len(text) <= _ANSWER_LIMIT else text[: _ANSWER_LIMIT - 1] + "…"
 
 

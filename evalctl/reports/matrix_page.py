@@ -21,6 +21,7 @@ from evalctl.reports.matrix_view import (
     sent_prompt,
 )
 from evalctl.results.text import visible_controls
+from evalctl.secrets import redact_before_cut
 
 # An answer longer than this shows its start; the rest is one click away.
 _PREVIEW = 160
@@ -68,7 +69,7 @@ def _tag(text: str, tone: str) -> ET.Element:
 
 
 def _answer(text: str) -> ET.Element:
-    text = visible_controls(text)
+    text = redact_before_cut(visible_controls(text), _PREVIEW)
     if len(text) <= _PREVIEW:
         return el("pre", text)
     preview = text[:_PREVIEW].rstrip() + " …"

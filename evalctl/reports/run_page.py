@@ -34,12 +34,14 @@ from evalctl.reports.kit.table import Cell, num, table
 from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
 from evalctl.results.summary import SCORED
 from evalctl.results.text import pass_rate, percent, plural, visible_controls
+from evalctl.secrets import redact_before_cut
 
 _VALUE_LIMIT = 4000
 
 
 def _value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact_before_cut(text, _VALUE_LIMIT)
     return text if len(text) <= _VALUE_LIMIT else text[:_VALUE_LIMIT] + " …"
 
 

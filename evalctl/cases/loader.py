@@ -128,6 +128,16 @@ def _looks_like_reply_script(raw: dict[str, Any]) -> bool:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+def _drained(items: list[T]) -> Iterator[T]:
+    """`items` in order, each let go of as it is handed out (the list is emptied): a row's
+    table is freed once its case is built, so a large file's tables and cases are never all
+    held at once."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _collector_paused(func: Callable[P, R]) -> Callable[P, R]:
@@ -215,7 +225,7 @@ def load_suite(path: Path) -> Suite:
     # copy, or a suite of n rows would cost n² (issue 29).
     case_ids = frozenset(raw_case.label for raw_case in expanded)
     suite_dir = path.resolve().parent
-    for index, raw_case in enumerate(expanded):
+    for index, raw_case in enumerate(_drained(expanded)):
         errors.origin = raw_case.origin
         case = _check_case(errors, table, kind, offered, raw_case, index, seen, suite_dir, case_ids)
         if case is not None:

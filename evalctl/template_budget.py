@@ -22,6 +22,13 @@ class TemplateBudget:
 
 
 DEFAULT = TemplateBudget()
+
+# What one template may hold, so compiling it (which comes before any render, and grows
+# faster than linearly in some shapes) stays within seconds: placeholders and tags (`{{`,
+# `{%`; 10,000 take about a second here), characters inside them, and syntax-tree nodes.
+MAX_TAGS = 10_000
+MAX_MARKUP_CHARS = 100_000
+MAX_NODES = 30_000
 _current = DEFAULT
 
 

@@ -121,6 +121,41 @@ def test_a_template_past_the_time_budget_is_refused(tmp_path: Path, template: st
     assert "ran past its 0.2 s budget (template_time_s in evalctl.toml)" in info.value.message
 
 
+# Each would take minutes to compile, or crash the compiler, before any render starts.
+COMPILE_PROBES = {
+    "100,000 placeholders": "{{ ticket }}" * 100_000,
+    "a 100,000-item list": "x {{ [" + "ticket, " * 100_000 + "ticket] | length }}",
+    "a typed 100,000-item list": "{{ [" + "ticket, " * 100_000 + "ticket] | length }}",
+    "30,000 items in few characters": "x {{ [" + "a," * 30_000 + "a] | length }}",
+    "deep parentheses": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}",
+    "deep ifs": "{% if 1 %}" * 3000 + "x" + "{% endif %}" * 3000,
+    "deep fors": "{% for i in [1] %}" * 200 + "x" + "{% endfor %}" * 200,
+    "a long filter chain": "x {{ ticket" + " | upper" * 20_000 + " }}",
+}
+
+
+@pytest.mark.parametrize("template", COMPILE_PROBES.values(), ids=COMPILE_PROBES.keys())
+def test_a_template_too_large_or_deep_to_compile_is_a_syntax_error(
+    tmp_path: Path, template: str
+) -> None:
+    suite = _suite(tmp_path, template)
+    with pytest.raises(BadInputError) as info:
+        load_suite(suite)
+    assert info.value.case_id == "only"
+    assert info.value.field == "suite.case_template.input.prompt"
+    assert "template syntax error" in info.value.message
+    assert any(why in info.value.message for why in ("a template may hold", "nested too deeply"))
+
+
+def test_plain_placeholders_are_held_to_the_output_budget_too(tmp_path: Path) -> None:
+    """`{{ name }}` placeholders over text are filled without Jinja; their output is
+    counted the same: a 1,000-character cell 5,000 times is 5 million characters."""
+    suite = _suite(tmp_path, "{{ ticket }}" * 5000, [{"id": "only", "ticket": "x" * 1000}])
+    with pytest.raises(BadInputError) as info:
+        load_suite(suite)
+    assert "its output passed 1,000,000 characters" in info.value.message
+
+
 def test_validate_and_run_exit_2_naming_the_row_that_explodes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,7 +33,7 @@ from typing import Any, NoReturn
 
 from jinja2 import nodes
 from jinja2.environment import Template, TemplateExpression
-from jinja2.exceptions import SecurityError
+from jinja2.exceptions import SecurityError, TemplateSyntaxError
 from jinja2.runtime import Context
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
@@ -43,6 +43,12 @@ from evalctl import template_budget
 # The most bits an integer a template computes may have: far past the 4,300 digits Python
 # prints, far below a multiplication or power that runs for minutes.
 MAX_INT_BITS = 100_000
+
+# What one template may hold: evalctl.template_budget.MAX_TAGS and its neighbours.
+MAX_TAGS = template_budget.MAX_TAGS
+MAX_MARKUP_CHARS = template_budget.MAX_MARKUP_CHARS
+MAX_NODES = template_budget.MAX_NODES
+_MARKUP = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
 
 
 class TemplateBudgetError(SecurityError):
@@ -176,6 +182,16 @@ def _no_lipsum(*_args: Any, **_kwargs: Any) -> NoReturn:
     raise SecurityError("lipsum is not available in a template")
 
 
+def _too_large(what: str, limit: int) -> TemplateSyntaxError:
+    return TemplateSyntaxError(
+        f"{what}, more than the {limit:,} a template may hold (its compiling is bounded too)", 1
+    )
+
+
+def _too_deep(exc: BaseException) -> TemplateSyntaxError:
+    return TemplateSyntaxError(f"nested too deeply to compile ({type(exc).__name__})", 1)
+
+
 class _Render(threading.local):
     """One thread's render in progress: its deadline (None: no render) and output so far."""
 
@@ -264,8 +280,30 @@ class BoundedSandbox(SandboxedEnvironment):
         return "".join([str(part) for part in parts])
 
     def compile_expression(self, source: str, undefined_to_none: bool = True) -> TemplateExpression:
-        expression = super().compile_expression(source, undefined_to_none)
+        if len(source) > MAX_MARKUP_CHARS:
+            raise _too_large(f"{len(source):,} characters of expression", MAX_MARKUP_CHARS)
+        try:
+            expression = super().compile_expression(source, undefined_to_none)
+        except (RecursionError, SyntaxError, MemoryError) as exc:
+            raise _too_deep(exc) from None
         return BoundedExpression(expression._template, expression._undefined_to_none)
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """Jinja2's compile; nesting too deep for its parser or for Python (a RecursionError,
+        "too many levels of indentation") is the template's syntax error, not evalctl's."""
+        try:
+            return super().compile(*args, **kwargs)
+        except (RecursionError, SyntaxError, MemoryError) as exc:
+            raise _too_deep(exc) from None
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tags = source.count("{{") + source.count("{%")
+        if tags > MAX_TAGS:
+            raise _too_large(f"{tags:,} placeholders and tags", MAX_TAGS)
+        markup = sum(match.end() - match.start() for match in _MARKUP.finditer(source))
+        if markup > MAX_MARKUP_CHARS:
+            raise _too_large(f"{markup:,} characters of placeholders and tags", MAX_MARKUP_CHARS)
+        return super()._parse(source, name, filename)
 
     def _generate(
         self,
@@ -275,6 +313,9 @@ class BoundedSandbox(SandboxedEnvironment):
         defer_init: bool = False,
     ) -> str:
         self._guard_filters()
+        size = sum(1 for _ in source.find_all(nodes.Node))
+        if size > MAX_NODES:
+            raise _too_large(f"{size:,} syntax-tree nodes", MAX_NODES)
         tree = _Hooks().visit(source)
         tree.set_environment(self)
         return super()._generate(tree, name, filename, defer_init=defer_init)

@@ -14,6 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalctl import template_budget
+from evalctl.template_budget import MAX_TAGS
+
 if TYPE_CHECKING:
     from jinja2 import Template
     from jinja2.environment import TemplateExpression
@@ -105,8 +108,8 @@ def plain_parts(text: str) -> list[str] | None:
         # Jinja turns "\r\n" into "\n".
         if "{" in literal or "\r" in literal:
             return None
-    if any(name in _NOT_NAMES for name in parts[1::2]):
-        return None
+    if any(name in _NOT_NAMES for name in parts[1::2]) or len(parts) // 2 > MAX_TAGS:
+        return None  # Jinja reads these otherwise, or refuses the template
     return parts
 
 
@@ -119,6 +122,8 @@ def fill_plain(parts: list[str], variables: Mapping[str, Any]) -> str | None:
         if type(value) is not str:
             return None
         out[index] = value
+    if sum(map(len, out)) > template_budget.current().max_chars:
+        return None  # past the budget: Jinja's render refuses it, in its words
     return "".join(out)
 
 

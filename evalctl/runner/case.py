@@ -40,14 +40,7 @@ def run_case(
             this = dataclasses.replace(
                 setup, sampling=sample_sampling(setup.sampling, sample, seed_base)
             )
-        outcome = _attempt(this, provider, retry, sampled)
-        all_attempts.append(outcome)
-        tries = 0
-        # A daemon that died mid-case took the conversation with it: start the case over.
-        while outcome.attempt.server_crashed and tries < crash_retries:
-            tries += 1
-            outcome = _attempt(this, provider, retry, sampled)
-            all_attempts.append(outcome)
+        outcome = _with_crash_retries(this, provider, retry, sampled, crash_retries, all_attempts)
         if outcome.attempt.server_crashed and outcome.last_request is not None:
             crash_repro = write_repro(run_dir, case.key, outcome.last_request)
         kept.append(outcome)
@@ -108,18 +101,32 @@ def confirmation_attempts(
     kept: list[AttemptOutcome] = []
     for sampling in samplings:
         this = dataclasses.replace(setup, sampling=sampling)
-        outcome = _attempt(this, provider, retry, True)
-        tries.append(outcome)
-        retried = 0
-        while outcome.attempt.server_crashed and retried < crash_retries:
-            retried += 1
-            outcome = _attempt(this, provider, retry, True)
-            tries.append(outcome)
-        kept.append(outcome)
+        kept.append(_with_crash_retries(this, provider, retry, True, crash_retries, tries))
     for outcome in tries:
         outcome.attempt.confirmation = True
     scored = [o for o in kept if o.attempt.status in ("pass", "fail")]
     return tries, check_counts(scored)
+
+
+def _with_crash_retries(
+    setup: CaseSetup,
+    provider: Provider,
+    retry: RetryPolicy,
+    sampled: bool,
+    crash_retries: int,
+    tries: list[AttemptOutcome],
+) -> AttemptOutcome:
+    """One repeat or sample: every try appended to `tries`, the last one returned. A daemon
+    that died mid-case took the conversation with it: the case starts over, up to
+    `crash_retries` more times."""
+    outcome = _attempt(setup, provider, retry, sampled)
+    tries.append(outcome)
+    retried = 0
+    while outcome.attempt.server_crashed and retried < crash_retries:
+        retried += 1
+        outcome = _attempt(setup, provider, retry, sampled)
+        tries.append(outcome)
+    return outcome
 
 
 def _attempt(

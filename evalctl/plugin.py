@@ -52,6 +52,7 @@ from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
+from evalctl.plugin_adapt import adapt_kind
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     ProviderFactory,
@@ -345,6 +346,9 @@ class Registry:
                 raise BadInputError(
                     f"{entry.origin}: tool {name!r} is named {defined!r} in its definition"
                 )
+            # A kind that does not inherit the base class is adapted, once, here.
+            if type_ == "kind":
+                value = adapt_kind(value)
             # A check names its type itself; the name it is registered under must agree.
             if type_ == "check" and value.type_name != name:
                 raise BadInputError(

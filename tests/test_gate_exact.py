@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from evalctl.baselines.statistical import exact_case
+from evalctl.results.io import read_run
 from tests.cli_helpers import evalctl
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,3 +87,19 @@ def test_a_deterministic_target_is_compared_exactly(tmp_path: Path) -> None:
     gated = evalctl(tmp_path, "compare", "b.json", "now")
     assert gated.returncode == 1, gated.stdout + gated.stderr
     assert "hello: exact" in gated.stdout
+
+
+def test_a_case_its_kind_drove_records_it_and_the_gate_reads_that(tmp_path: Path) -> None:
+    # The kind's drive() is recorded on the result (`driven_by`), and the exact rule reads
+    # that fact: a retrieval case is exact even where `deterministic` is not set.
+    example = tmp_path / "example"
+    shutil.copytree(RETRIEVAL, example)
+    ran = evalctl(tmp_path, "run", "--provider", "scripted", "--cases", str(example),
+                  "--out", "now", "--no-progress")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    run = read_run(tmp_path / "now" / "results.json")
+    assert run.cases and all(c.driven_by == "tools" and c.deterministic for c in run.cases)
+    case = run.cases[0].model_copy(update={"deterministic": False})
+    assert exact_case(case, run)
+    asked = case.model_copy(update={"driven_by": "model", "tool_calls": []})
+    assert not exact_case(asked, run)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evalctl.cases.schema import Case, SuiteTable
 from evalctl.chat import Message, Role
 from evalctl.scoring.check import Check
-from evalctl.scoring.kinds import RequestShape
+from evalctl.scoring.kinds import RequestShape, SuiteKind
 from evalctl.tools.base import ToolContext
 
 
@@ -66,7 +66,7 @@ class NoExpected(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AssertKind:
+class AssertKind(SuiteKind):
     name = "assert"
     input_model = AssertInput
     expected_model = NoExpected

@@ -5,8 +5,9 @@ Which rule judges a case:
 
 * **exact**: its answers cannot vary between samples (`CaseResult.deterministic`: the
   scripted provider, a case no model answers such as `retrieval`, a provider or target
-  declared deterministic; in files from before that field, a case that took no model
-  turn). Any pass -> fail is a regression, whatever the baseline's K, and it spends none
+  declared deterministic; or `CaseResult.driven_by == "tools"`: its kind drove it with
+  tool calls, no model asked; in files from before either was recorded, a case that took no
+  model turn). Any pass -> fail is a regression, whatever the baseline's K, and it spends none
   of the budget: nothing changes by chance.
 * **strict**: the suite says `gate = "strict"` (or `compare --gate strict` for every suite
   that does not say otherwise): the status transitions of `baselines.changes`.
@@ -145,11 +146,12 @@ def _rose(before: Counts, after: Counts) -> bool:
 
 def exact_case(case: CaseResult, run: RunResult) -> bool:
     """Whether the case's answers cannot vary between samples (the module docstring)."""
-    return case.deterministic or _model_free(case)
+    return case.deterministic or case.driven_by == "tools" or _model_free(case)
 
 
 def _model_free(case: CaseResult) -> bool:
-    """Files from before `deterministic` was recorded: scored on tool calls no model asked
+    """The migration of files from before `deterministic` and `driven_by` were recorded,
+    where no case says how it was driven: scored on tool calls no model asked
     for (a retrieval case): tools ran, yet no attempt took a turn. Both are needed: a case
     that errored before its first turn also took none."""
     return (

@@ -233,11 +233,10 @@ def load_suite(path: Path) -> Suite:
     errors.origin = None
     errors.raise_any()
     assert table is not None
-    # Optional kind hook, `link_cases(suite, cases)`: with every case of the suite, before a
-    # --case filter narrows it, what one case needs of another (retrieval's distinct-from).
-    link_cases = getattr(kind, "link_cases", None)
-    if link_cases is not None:
-        link_cases(table, cases)
+    # The kind's `link_cases` hook: with every case of the suite, before a --case filter
+    # narrows it, what one case needs of another (retrieval's distinct-from).
+    if kind is not None:
+        kind.link_cases(table, cases)
     return Suite(path=path, table=table, cases=cases)
 
 
@@ -287,8 +286,8 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
         )
     else:
         _check_names(errors, None, "suite.checks", table.checks, tuple(kind.checks))
-        # Optional kind flag: a kind that fixes its own tool choice would silently ignore it.
-        if table.tool_choice is not None and not getattr(kind, "reads_tool_choice", False):
+        # The kind's `reads_tool_choice`: one that fixes its own would silently ignore it.
+        if table.tool_choice is not None and not kind.reads_tool_choice:
             errors.add(
                 f"kind {table.kind!r} sets its own tool choice; tool_choice applies to kinds "
                 "that read it (assert)",
@@ -416,12 +415,10 @@ def _build_case(
         seed=entry.seed,
         vars=entry.vars,
     )
-    # Optional kind hook, `case_problems(suite, case, suite_dir) -> [(field, message)]`: what
-    # only the kind can tell (a file a case names, a cross-field rule), found at validate time.
-    case_problems = getattr(kind, "case_problems", None)
-    if case_problems is not None:
-        for field, message in case_problems(table, case, suite_dir):
-            errors.add(message, case_id=entry.id, field=field)
+    # The kind's `case_problems` hook: what only the kind can tell (a file a case names, a
+    # cross-field rule), found at validate time.
+    for field, message in kind.case_problems(table, case, suite_dir):
+        errors.add(message, case_id=entry.id, field=field)
     return case
 
 

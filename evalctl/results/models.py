@@ -200,6 +200,11 @@ class CaseDaemon(_Strict):
     transport_errors: list[str] = Field(default_factory=list)
 
 
+# How a case was driven, as its result records it (`CaseResult.driven_by`): by the model
+# conversation, or by tool calls its kind made itself with no model asked.
+DrivenBy = Literal["model", "tools"]
+
+
 class CaseResult(_Strict):
     key: str
     suite: str
@@ -249,6 +254,10 @@ class CaseResult(_Strict):
     # Its answers cannot vary between samples (the scripted provider, a case no model answers,
     # a deterministic provider or target): the gate compares it exactly, any pass -> fail.
     deterministic: bool = False
+    # How the case was driven (its kind's `drive()`, evalctl.scoring.kinds): by the model
+    # conversation, or by tool calls the kind made with no model asked (retrieval). Files
+    # from before it was recorded read as "model" (the gate then guesses, for their age).
+    driven_by: DrivenBy = "model"
     # Per check, over the confirmation samples (`Attempt.confirmation`), as `check_counts`.
     confirmation_check_counts: dict[str, PassCount] = Field(default_factory=dict)
 

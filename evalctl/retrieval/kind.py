@@ -2,7 +2,7 @@
 its assertions (evalctl.retrieval.checks) judge the rows the tool returned.
 
 `input = { tool = "semantic_search", args = { query = "..." } }`. The runner makes the call
-through the same recording spy a model's calls go through (`direct_calls`): the arguments
+through the same recording spy a model's calls go through (its `drive()`): the arguments
 are checked against the tool's `parameters`, and the results record the call, its result
 and its duration. A `distinct-from` assertion compares with another case's rows: that
 case's call is made again in this case (retrieval tools are deterministic), so the
@@ -23,7 +23,7 @@ from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
 from evalctl.chat import Message, ToolCall
 from evalctl.json_schema import schema_problem, validation_errors
 from evalctl.scoring.check import Check
-from evalctl.scoring.kinds import RequestShape
+from evalctl.scoring.kinds import Drive, RequestShape, SuiteKind
 from evalctl.tools.base import ToolContext
 
 # The assertion type that names another case (evalctl.retrieval.checks).
@@ -63,7 +63,7 @@ def named_cases(case: Case) -> list[str]:
     return list(dict.fromkeys(named))
 
 
-class RetrievalKind:
+class RetrievalKind(SuiteKind):
     name = "retrieval"
     input_model = RetrievalInput
     expected_model = NoExpected
@@ -78,16 +78,16 @@ class RetrievalKind:
     def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
         return RequestShape(tool_choice="none")
 
-    def direct_calls(self, suite: SuiteTable, case: Case) -> list[ToolCall]:
-        """The runner's hook for a model-free kind: the calls to make, in order, instead of a
-        conversation. The case's own call first, then each compared case's call again."""
+    def drive(self, suite: SuiteTable, case: Case) -> Drive:
+        """A model-free kind drives its case itself: the calls to make, in order, instead of
+        a conversation. The case's own call first, then each compared case's call again."""
         assert isinstance(case.input, RetrievalInput)
         calls = [case.input.call(OWN_CALL_ID)]
         for case_id in named_cases(case):
             other = case.input.other(case_id)
             if other is not None:
                 calls.append(other.call(f"case:{case_id}"))
-        return calls
+        return Drive(calls=calls)
 
     def link_cases(self, suite: SuiteTable, cases: list[Case]) -> None:
         """Loader hook, with every case of the suite: gives each case the inputs of the cases

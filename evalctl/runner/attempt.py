@@ -147,10 +147,10 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     )
     spy = ToolSpy(setup.tools, ctx)
     shape = shape_for(setup.kind, table, case)
-    # A model-free kind (retrieval) names the tool calls that make up a case: they run through
-    # the spy as a model's would, and no model is asked anything.
-    direct_calls = getattr(setup.kind, "direct_calls", None)
-    direct: list[ToolCall] | None = direct_calls(table, case) if direct_calls else None
+    # The kind drives its case: by default the model conversation below; a model-free kind
+    # (retrieval) names the tool calls that make up the case instead: they run through the
+    # spy as a model's would, and no model is asked anything.
+    direct = setup.kind.drive(table, case).calls
     tool_defs = [tool.definition for tool in setup.tools.values()]
     messages = wrap_prompt(
         opening_messages(setup.kind, table, case, ctx), setup.prompt_template, case_values(case)

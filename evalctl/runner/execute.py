@@ -169,14 +169,22 @@ def _raise_all(errors: list[BadInputError]) -> None:
 
 def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None:
     """The scripted provider with no replies, for `--provider scripted` without `--script`
-    where every suite is of a model-free kind (one with `direct_calls`, as `retrieval`):
+    where every case is driven by its kind's own tool calls (`drive()`, as `retrieval`'s):
     nothing will ask it for one. None otherwise: a script is needed, and its absence is
     bad input."""
     if request.provider != "scripted" or request.script is not None:
         return None
-    if not all(hasattr(get_kind(s.table.kind), "direct_calls") for s in suites):
+    if not all(_model_free(s) for s in suites):
         return None
     return ScriptedProvider(Script())
+
+
+def _model_free(suite: Suite) -> bool:
+    """Whether the suite's kind drives every one of its cases without asking a model."""
+    kind = get_kind(suite.table.kind)
+    return kind is not None and all(
+        kind.drive(suite.table, case).driven_by == "tools" for case in suite.cases
+    )
 
 
 def _fresh_seed(request: RunRequest, suite: Suite, case: Case | None = None) -> Sampling:
@@ -343,7 +351,8 @@ def _execute(
         if result.sampling is None:  # a sampled case records its last sample's
             answering = targets.provider_for(setup.suite.name, provider)
             result.sampling = sent_sampling(answering, setup.sampling)
-        result.deterministic = _deterministic(setup, targets, provider)
+        result.driven_by = setup.kind.drive(setup.suite.table, setup.case).driven_by
+        result.deterministic = _deterministic(result, setup, targets, provider)
         return result
 
     # Only providers whose backends take parallel requests run concurrently: the local daemon
@@ -392,13 +401,16 @@ def _execute(
     return RunOutcome(result=result, out_dir=out_dir, results_path=results_path)
 
 
-def _deterministic(setup: CaseSetup, targets: SuiteTargets, provider: Provider) -> bool:
-    """Whether the case's answers cannot vary between samples: no model answers it (a kind
-    with `direct_calls`), or its provider or target says so of itself."""
+def _deterministic(
+    result: CaseResult, setup: CaseSetup, targets: SuiteTargets, provider: Provider
+) -> bool:
+    """Whether the case's answers cannot vary between samples: no model answers it (its kind
+    drove it with tool calls, as recorded in `driven_by`), or its provider or target says so
+    of itself."""
     suite = setup.suite.name
     answering = targets.provider_for(suite, provider)
     return (
-        hasattr(setup.kind, "direct_calls")
+        result.driven_by == "tools"
         or targets.deterministic(suite)
         or is_deterministic(answering.name)
     )

@@ -8,14 +8,17 @@ Kinds are registered through the plugin API (`evalctl.plugin`): the built-in sui
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from evalctl.cases.schema import Case, SuiteTable
-from evalctl.chat import Message
+from evalctl.chat import Message, ToolCall
+from evalctl.results.models import DrivenBy
 from evalctl.scoring.check import Check
 from evalctl.tools.base import ToolContext
 
@@ -34,27 +37,61 @@ class RequestShape:
     terminal_tool: str | None = None
 
 
-class SuiteKind(Protocol):
-    # Read-only members, so a kind may narrow them (`input_model = MyInput`).
-    @property
-    def name(self) -> str: ...
+@dataclass(frozen=True)
+class Drive:
+    """What a kind's `drive()` says a case is: the model conversation (`calls` None, the
+    default), or `calls`, tool calls made in order through the same recording spy a model's
+    calls go through, with no model asked; the case's answer is then the first call's result."""
+
+    calls: list[ToolCall] | None = None
 
     @property
-    def input_model(self) -> type[BaseModel]: ...
+    def driven_by(self) -> DrivenBy:
+        return "model" if self.calls is None else "tools"
 
-    @property
-    def expected_model(self) -> type[BaseModel]: ...
 
+# The default drive: the model conversation.
+MODEL_CONVERSATION = Drive()
+
+
+class SuiteKind(ABC):
+    """The base of a suite kind. The required members are abstract; every optional hook is a
+    method (or class attribute) with its default here. A plugin's kind that does not inherit
+    is adapted once, when it is registered (evalctl.plugin_adapt)."""
+
+    # Required, usually as class attributes (`name = "mine"`, `input_model = MyInput`).
+    name: str
+    input_model: type[BaseModel]
+    expected_model: type[BaseModel]
     # Every check this kind can run, by name, in report order; the default set for suites.
-    @property
-    def checks(self) -> Mapping[str, Check[Any]]: ...
+    checks: Mapping[str, Check[Any]]
+    # Optional: the kind reads the suite's `tool_choice` (else setting it is bad input).
+    reads_tool_choice: bool = False
 
-    # The user's turn as text, or the whole conversation after the system prompt.
-    def build_prompt(
-        self, suite: SuiteTable, case: Case, ctx: ToolContext
-    ) -> str | list[Message]: ...
+    @abstractmethod
+    def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str | list[Message]:
+        """The user's turn as text, or the whole conversation after the system prompt."""
 
-    def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape: ...
+    @abstractmethod
+    def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
+        """How the runner shapes requests for the case."""
+
+    def drive(self, suite: SuiteTable, case: Case) -> Drive:
+        """How the case is driven: by default the model conversation (evalctl.runner.attempt);
+        a model-free kind (retrieval) returns the tool calls to make instead."""
+        return MODEL_CONVERSATION
+
+    def link_cases(self, suite: SuiteTable, cases: list[Case]) -> None:
+        """Loader hook, with every case of the suite before a --case filter narrows it: what
+        one case needs of another (retrieval's distinct-from). Default: nothing."""
+        return None
+
+    def case_problems(
+        self, suite: SuiteTable, case: Case, suite_dir: Path
+    ) -> list[tuple[str, str]]:
+        """What only the kind can tell of a case at validate time (a file it names, a
+        cross-field rule), as (field, message) pairs. Default: none."""
+        return []
 
 
 def opening_messages(

@@ -23,7 +23,7 @@ from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
 from evalctl.scoring.check import Check, NamedCheck, ScoringContext, named_checks
 from evalctl.scoring.checks import json_fields, json_object
-from evalctl.scoring.kinds import RequestShape
+from evalctl.scoring.kinds import RequestShape, SuiteKind
 from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.tools import release_of
 from evalctl.tools.base import ToolContext
@@ -105,7 +105,7 @@ def _field_check(field: str) -> NamedCheck:
     return NamedCheck(field, judge)
 
 
-class AssetTriageKind:
+class AssetTriageKind(SuiteKind):
     name = "asset-triage"
     input_model = TriageInput
     expected_model = TriageExpected

@@ -22,7 +22,7 @@ from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult, ToolCallRecord, pass_or_fail
 from evalctl.scoring import checks
 from evalctl.scoring.check import Check, NamedCheck, ScoringContext, named_checks
-from evalctl.scoring.kinds import RequestShape
+from evalctl.scoring.kinds import RequestShape, SuiteKind
 from evalctl.suites.release_assets.fixture import load_release
 from evalctl.suites.release_assets.recipe import (
     CANONICAL_ARCH,
@@ -150,7 +150,7 @@ CHECK_NAMES = (
 )
 
 
-class InstallRecipeKind:
+class InstallRecipeKind(SuiteKind):
     name = "install-recipe"
     input_model = RecipeInput
     expected_model = RecipeExpected

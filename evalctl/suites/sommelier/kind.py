@@ -29,7 +29,7 @@ from evalctl.errors import EvalctlError
 from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable, pass_or_fail
 from evalctl.scoring.check import Check, NamedCheck, ScoringContext, Transcript, named_checks
 from evalctl.scoring.grounding import Names
-from evalctl.scoring.kinds import RequestShape
+from evalctl.scoring.kinds import RequestShape, SuiteKind
 from evalctl.suites.sommelier.answer import (
     catalog_wines,
     generic_terms,
@@ -397,7 +397,7 @@ CHECKS: Mapping[str, Check[Any]] = named_checks(
 )
 
 
-class CatalogQaKind:
+class CatalogQaKind(SuiteKind):
     name = "catalog-qa"
     input_model = CatalogQaInput
     expected_model = CatalogQaExpected

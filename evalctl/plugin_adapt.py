@@ -1,0 +1,73 @@
+"""The one place duck typing lives: a plugin's object that does not inherit its extension
+point's base class is adapted here, once, when the registry first resolves it.
+
+Each base class (`SuiteKind` in evalctl.scoring.kinds, and so on) declares its required
+members abstract and every optional hook as a method with a default, so the rest of evalctl
+calls hooks directly and mypy checks every call. A plugin written before the base classes
+(or one that prefers plain duck typing) still works: its required members are read here, its
+optional hooks are probed by name here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalctl.cases.schema import Case, SuiteTable
+from evalctl.chat import Message, ToolCall
+from evalctl.scoring.check import Check
+from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, SuiteKind
+from evalctl.tools.base import ToolContext
+
+
+def adapt_kind(value: Any) -> SuiteKind:
+    """`value` as a `SuiteKind`: itself when it inherits the base, else wrapped once."""
+    return value if isinstance(value, SuiteKind) else _AdaptedKind(value)
+
+
+class _AdaptedKind(SuiteKind):
+    """A duck-typed kind behind the base class: required members forwarded, optional hooks
+    probed by name once (a legacy `direct_calls(suite, case)` becomes `drive()`)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name: str = inner.name
+        self.input_model: type[BaseModel] = inner.input_model
+        self.expected_model: type[BaseModel] = inner.expected_model
+        self.checks: Mapping[str, Check[Any]] = inner.checks
+        self.reads_tool_choice = bool(getattr(inner, "reads_tool_choice", False))
+        self._direct_calls = getattr(inner, "direct_calls", None)
+        self._link_cases = getattr(inner, "link_cases", None)
+        self._case_problems = getattr(inner, "case_problems", None)
+        self._drive = getattr(inner, "drive", None)
+
+    def build_prompt(self, suite: SuiteTable, case: Case, ctx: ToolContext) -> str | list[Message]:
+        built: str | list[Message] = self._inner.build_prompt(suite, case, ctx)
+        return built
+
+    def request_shape(self, suite: SuiteTable, case: Case) -> RequestShape:
+        shape: RequestShape = self._inner.request_shape(suite, case)
+        return shape
+
+    def drive(self, suite: SuiteTable, case: Case) -> Drive:
+        if self._drive is not None:
+            drive: Drive = self._drive(suite, case)
+            return drive
+        if self._direct_calls is not None:
+            calls: list[ToolCall] = list(self._direct_calls(suite, case))
+            return Drive(calls=calls)
+        return MODEL_CONVERSATION
+
+    def link_cases(self, suite: SuiteTable, cases: list[Case]) -> None:
+        if self._link_cases is not None:
+            self._link_cases(suite, cases)
+
+    def case_problems(
+        self, suite: SuiteTable, case: Case, suite_dir: Path
+    ) -> list[tuple[str, str]]:
+        if self._case_problems is None:
+            return []
+        return list(self._case_problems(suite, case, suite_dir))

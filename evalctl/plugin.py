@@ -52,7 +52,7 @@ from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.plugin_adapt import adapt_kind
+from evalctl.plugin_adapt import adapt_kind, adapted_judge_factory
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     ProviderFactory,
@@ -219,7 +219,8 @@ class Registry:
             raise self._bad("judge", "judge", "the factory must be a callable")
         if self._judge is not None:
             raise self._bad("judge", "judge", f"already provided by {self._judge[1]}")
-        self._judge = (factory, self.current)
+        # A judge that does not inherit `JudgeService` is adapted, once, here.
+        self._judge = (adapted_judge_factory(factory), self.current)
 
     def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
         """A provider: `factory(options)` builds it (import its SDK inside, so listing

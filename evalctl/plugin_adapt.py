@@ -10,15 +10,17 @@ optional hooks are probed by name here, and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from evalctl.cases.schema import Case, SuiteTable
+from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import Message, ToolCall
+from evalctl.errors import BadInputError
 from evalctl.scoring.check import Check
+from evalctl.scoring.judging import GradeRequest, JudgeFactory, Judgement, JudgeService, JudgeSetup
 from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, SuiteKind
 from evalctl.tools.base import ToolContext
 
@@ -71,3 +73,41 @@ class _AdaptedKind(SuiteKind):
         if self._case_problems is None:
             return []
         return list(self._case_problems(suite, case, suite_dir))
+
+
+def adapt_judge(value: Any) -> JudgeService:
+    """`value` as a `JudgeService`: itself when it inherits the base, else wrapped."""
+    return value if isinstance(value, JudgeService) else _AdaptedJudge(value)
+
+
+def adapted_judge_factory(factory: JudgeFactory) -> JudgeFactory:
+    """A judge factory whose judges are `JudgeService`s, adapted where they do not inherit."""
+
+    def make(setup: JudgeSetup) -> JudgeService:
+        return adapt_judge(factory(setup))
+
+    return make
+
+
+class _AdaptedJudge(JudgeService):
+    """A duck-typed judge behind the base class, its optional hooks probed once."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._close = getattr(inner, "close", None)
+        self._script_problems = getattr(inner, "script_problems", None)
+
+    def grade(self, request: GradeRequest) -> Judgement:
+        judgement: Judgement = self._inner.grade(request)
+        return judgement
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
+
+    def script_problems(
+        self, script: Path, suites: Sequence[Suite], run_provider: str | None = None
+    ) -> list[BadInputError]:
+        if self._script_problems is None:
+            return []
+        return list(self._script_problems(script, suites, run_provider))

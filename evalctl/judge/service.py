@@ -31,11 +31,11 @@ from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, create, is_stand_in
-from evalctl.scoring.judging import GradeRequest, Judgement, JudgeSetup
+from evalctl.scoring.judging import GradeRequest, Judgement, JudgeService, JudgeSetup
 from evalctl.secrets import redact
 
 
-class Judge:
+class Judge(JudgeService):
     """The run's judge (a `JudgeService`, evalctl.scoring.judging)."""
 
     def __init__(self, setup: JudgeSetup):

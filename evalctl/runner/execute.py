@@ -148,8 +148,7 @@ def _refuse_unanswered_judges(
     """A reply script without replies for the run's judge assertions is bad input: refused
     before any case runs, as `cases validate --script` refuses it; so is a judge that would
     fall back to an application target (`run_provider`), which no script answers."""
-    check = getattr(judge, "script_problems", None)
-    problems = check(script, suites, run_provider) if callable(check) else []
+    problems = [] if judge is None else judge.script_problems(script, suites, run_provider)
     if problems:
         first = problems[0]
         more = len(problems) - 1

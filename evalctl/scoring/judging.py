@@ -7,12 +7,16 @@ never through a resource key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Literal
 
+from evalctl.cases.schema import Suite
 from evalctl.chat import Usage
 from evalctl.config import Settings
+from evalctl.errors import BadInputError
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions
 from evalctl.retry import RetryPolicy
@@ -54,17 +58,26 @@ class GradeRequest:
     check_name: str | None = None
 
 
-class JudgeService(Protocol):
-    """The run's judge: grades an answer against a rubric.
+class JudgeService(ABC):
+    """The base of the run's judge: grades an answer against a rubric. `grade` is required;
+    the other hooks have defaults. A judge factory's judge that does not inherit is adapted
+    once, when the factory is registered (evalctl.plugin_adapt)."""
 
-    Optional, read where present: `script_problems(script, suites, run_provider) ->
-    [BadInputError]`, the judge assertions a run's reply script leaves unanswered (or that
-    fall back to an application target); the run refuses such a script before its first
-    case (exit 2)."""
+    @abstractmethod
+    def grade(self, request: GradeRequest) -> Judgement:
+        """The verdict on one answer."""
 
-    def grade(self, request: GradeRequest) -> Judgement: ...
+    def close(self) -> None:
+        """Let go of what the judge holds (its provider, its cache). Default: nothing."""
+        return None
 
-    def close(self) -> None: ...
+    def script_problems(
+        self, script: Path, suites: Sequence[Suite], run_provider: str | None = None
+    ) -> list[BadInputError]:
+        """The judge assertions a run's reply script leaves unanswered (or that would fall
+        back to an application target): the run refuses such a script before its first case
+        (exit 2). Default: none."""
+        return []
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ estimate (None), rather than a wrong one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from evalctl.chat import Usage
 from evalctl.config import ModelPrice, Settings
@@ -79,3 +79,15 @@ def estimate_run_cost(provider: str, model: str, usage: Usage, settings: Setting
         return None
     price = price_for(model, price_table(settings.prices))
     return None if price is None else estimate_cost(usage, price)
+
+
+def usage_pricer(
+    provider: str, model: str, prices: Mapping[str, ModelPrice] | None = None
+) -> Callable[[Usage], float | None]:
+    """What one sample's usage cost on `provider`'s `model` (None for an unbilled provider or
+    an unknown model), as `estimate_run_cost` prices a run: the registry and the price table
+    are asked once, not per sample."""
+    price = price_for(model, price_table(prices)) if is_billed(provider) else None
+    if price is None:
+        return lambda usage: None
+    return lambda usage: estimate_cost(usage, price)

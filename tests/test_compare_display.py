@@ -7,7 +7,7 @@ import pytest
 
 from evalctl.baselines.diff import compare_runs
 from evalctl.baselines.gate import STRICT, compare_baseline
-from evalctl.cli.compare import render_comparison, render_diff
+from evalctl.cli.compare_render import render_comparison, render_diff
 from evalctl.cli.output import stdout
 from evalctl.results.models import CheckResult
 from tests import factories as f

@@ -2,7 +2,7 @@
 
 The renderer follows the file's `kind`: run results, a soak or a crash-test. A run's page
 against `--baseline` shows the comparison `evalctl compare` would make, by the same function
-(`cli.compare.gate_one`): the same gate settings (`--gate`, `--alpha`, else `compare_gate`
+(`baselines.gating.gate_one`): the same gate settings (`--gate`, `--alpha`, else `compare_gate`
 and `compare_alpha` in evalctl.toml), so the same verdict and exit code.
 """
 
@@ -214,7 +214,7 @@ def _matrix_report(
     view = matrix_view(index, read_cell_runs(directory, index), comparisons, notes)
     output = ReportOutput(source=str(directory / MATRIX_FILE), kind="matrix")
     if baseline is not None:
-        from evalctl.cli.compare_matrix import CellComparison, MatrixComparison
+        from evalctl.baselines.gating import CellComparison, MatrixComparison
 
         verdict = MatrixComparison(
             baselines_dir=str(baseline),
@@ -262,8 +262,7 @@ def _cell_comparisons(
     each other cell that ran was not. Nothing without `baselines`."""
     if baselines is None:
         return {}, {}
-    from evalctl.cli.compare import GateOptions, gate_one, read_results
-    from evalctl.config import load_settings
+    from evalctl.baselines.gating import GateOptions, cell_alpha, gate_one, read_results
     from evalctl.results.document import load_document
     from evalctl.results.matrix import cell_results_path
 
@@ -274,9 +273,7 @@ def _cell_comparisons(
             field="--baseline",
             hint=f"evalctl baseline --from {directory} writes them",
         )
-    per_cell = (load_settings().compare_alpha if alpha is None else alpha) / max(
-        len(index.cells), 1
-    )
+    per_cell = cell_alpha(alpha, len(index.cells))
     comparisons: dict[str, Comparison] = {}
     notes: dict[str, str] = {}
     for cell in index.ran():
@@ -306,7 +303,7 @@ def _comparison(
 ) -> Comparison | None:
     """The comparison the run page shows: computed here, since a renderer never runs one,
     by what `evalctl compare` runs (`gate_one`), so the page's verdict is compare's."""
-    from evalctl.cli.compare import GateOptions, gate_one
+    from evalctl.baselines.gating import GateOptions, gate_one
     from evalctl.reports.pages import PAGE_RENDERERS, document_kind, refuse_comparison
 
     kind = document_kind(doc)

@@ -47,7 +47,11 @@ def wilson_interval(passed: int, runs: int, z: float = Z_95) -> Interval:
     return Interval(max(0.0, centre - half_width), min(1.0, centre + half_width))
 
 
-def dropped(before: tuple[int, int], after: tuple[int, int]) -> bool:
+# A pass count, (passed, runs): the one alias the runner's confirmation and the gate share.
+Counts = tuple[int, int]
+
+
+def dropped(before: Counts, after: Counts) -> bool:
     """True when the pass rate `after` (passed, runs) is credibly below `before`.
 
     "Credibly" means the intervals do not overlap: the highest rate consistent with the new
@@ -58,7 +62,7 @@ def dropped(before: tuple[int, int], after: tuple[int, int]) -> bool:
     return wilson_interval(*after).high < wilson_interval(*before).low
 
 
-def rose(before: tuple[int, int], after: tuple[int, int]) -> bool:
+def rose(before: Counts, after: Counts) -> bool:
     """True when the pass rate `after` is credibly above `before` (the mirror of `dropped`)."""
     return wilson_interval(*after).low > wilson_interval(*before).high
 

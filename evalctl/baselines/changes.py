@@ -20,10 +20,9 @@ from __future__ import annotations
 from typing import Literal
 
 from evalctl.results.models import CaseStatus
-from evalctl.stats import dropped, rose
+from evalctl.stats import Counts, dropped, rose
 
 Change = Literal["regression", "improvement", "changed", "unchanged", "unscored"]
-Counts = tuple[int, int]  # (passed, runs)
 
 
 def classify(

@@ -42,7 +42,6 @@ from typing import Protocol
 
 from evalctl.baselines.budget import Budget
 from evalctl.baselines.changes import (
-    Counts,
     check_transition,
     classify,
     known,
@@ -64,6 +63,7 @@ from evalctl.baselines.statistical import DEFAULT_ALPHA, Evidence, GateChange, S
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
 from evalctl.results.platform import platform_diff
+from evalctl.stats import Counts
 
 DEFAULT_GATE = StatisticalRule.name
 # How far above its stated rate the metric bound was measured to run (latency percentiles).

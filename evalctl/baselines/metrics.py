@@ -47,13 +47,12 @@ from evalctl.baselines.model import Baseline, CaseMetrics, SuiteMetrics
 from evalctl.chat import Usage
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, RunResult, SuiteGate
-from evalctl.results.summary import percentile
+from evalctl.results.summary import SCORED, percentile
 from evalctl.results.text import plural
 from evalctl.stats import t_quantile
 
 # A price for one sample's usage; None where the provider is not billed.
 CostOf = Callable[[Usage], float | None]
-SCORED = ("pass", "fail")
 # The chance, when nothing changed, that any metric gate of a comparison fails.
 DEFAULT_METRIC_ALPHA = 0.01
 
@@ -129,11 +128,12 @@ def _samples(case: CaseResult) -> list[_Sample]:
     scored = [
         _Sample(a.latency_ms, a.usage)
         for a in case.attempts
+        # An attempt is never flaky (a case of several is): the one SCORED set serves both.
         if a.status in SCORED and not a.confirmation
     ]
     if scored:
         return scored
-    if case.status in (*SCORED, "flaky") and not case.attempts:
+    if case.status in SCORED and not case.attempts:
         return [_Sample(case.latency_ms, case.usage)]
     return []
 

@@ -40,10 +40,11 @@ from dataclasses import dataclass
 
 from evalctl import confirmstats, gatestats
 from evalctl.baselines.budget import DEFAULT_ALPHA, Budget
-from evalctl.baselines.changes import Change, Counts, check_transition, classify
+from evalctl.baselines.changes import Change, check_transition, classify
 from evalctl.baselines.comparison import ConfirmationReport, SuiteStats, SuiteTestReport
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
+from evalctl.stats import Counts
 
 __all__ = ["DEFAULT_ALPHA", "Evidence", "GateChange", "StatisticalRule"]
 

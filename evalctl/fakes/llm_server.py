@@ -46,7 +46,7 @@ from evalctl.fakes.script import (
     DEFAULT_SLOW_MS,
     Conversation,
     FaultKind,
-    Script,
+    ServerScript,
     Step,
     ToolCallSpec,
     load_script,
@@ -70,7 +70,7 @@ __all__ = [
     "FakeLLMServer",
     "FaultKind",
     "RecordedRequest",
-    "Script",
+    "ServerScript",
     "Step",
     "ToolCallSpec",
     "load_script",
@@ -88,14 +88,14 @@ FAKE_OPENAI_MODEL = "fake-served-model"
 class FakeLLMServer:
     def __init__(
         self,
-        script: Script | None = None,
+        script: ServerScript | None = None,
         *,
         latency_ms: float | None = None,
         port: int = 0,
         responder: Responder | None = None,
         log: Callable[[str], None] | None = None,
     ):
-        self._script = script or Script()
+        self._script = script or ServerScript()
         self.latency_ms = self._script.latency_ms if latency_ms is None else latency_ms
         self._queue: deque[Step] = deque(self._script.queue)
         self._conversations = list(self._script.conversations)

@@ -95,17 +95,20 @@ class Conversation(_Model):
     turns: list[Step]
 
 
-class Script(_Model):
+class ServerScript(_Model):
+    """The fake LLM server's script (what `FakeLLMServer` answers), not the
+    scripted provider's reply script (`providers.scripted.Script`)."""
+
     latency_ms: float = 0.0
     queue: list[Step] = Field(default_factory=list)
     conversations: list[Conversation] = Field(default_factory=list)
     default: Step = Field(default_factory=lambda: Step(text="ok"))
 
 
-def load_script(path: Path) -> Script:
+def load_script(path: Path) -> ServerScript:
     data = userfiles.read_toml_or_json(path, what="script")
     try:
-        return Script.model_validate(data)
+        return ServerScript.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None

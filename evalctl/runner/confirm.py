@@ -23,8 +23,7 @@ from evalctl.chat import Sampling
 from evalctl.results.models import CaseResult, ConfirmSettings, SampleSettings
 from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.sampling import sample_sampling
-
-Counts = tuple[int, int]  # (passed, runs)
+from evalctl.stats import Counts
 
 
 @dataclass(frozen=True)

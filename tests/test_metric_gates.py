@@ -17,8 +17,8 @@ from evalctl.baselines.gate import compare_baseline
 from evalctl.baselines.metrics import (
     DEFAULT_METRIC_ALPHA,
     baseline_figure,
+    metric_reports,
     prediction_limit,
-    suite_metrics,
 )
 from evalctl.baselines.model import Baseline, CaseMetrics, SuiteMetrics, read_baseline
 from evalctl.baselines.write import build_baseline, merge_baseline, write_baseline
@@ -140,7 +140,7 @@ def _simulated_comparison(
     for key, size in sizes.items():
         tokens, ms = answer(size, scale)
         run.cases.append(f.case(key, "pass", latency_ms=ms, output_tokens=tokens))
-    _, exceeded = suite_metrics(baseline, run, None, alpha)
+    _, exceeded = metric_reports(baseline, run, None, alpha)
     return {change.metric for change in exceeded}
 
 
@@ -164,13 +164,13 @@ def test_alpha_is_split_over_the_gated_metrics_and_checked() -> None:
     baseline = _recorded()
     rng = random.Random(1)
     run = _run([_case(k, _draws(rng, k, 1)) for k in TYPICAL], tokens_out=0.25, cost=0.1)
-    reports, _ = suite_metrics(baseline, run)
+    reports, _ = metric_reports(baseline, run)
     gated = {r.metric: r.alpha for r in reports["s"] if r.limit is not None}
     # cost is asked for but the scripted provider has none to compare: it still takes a share.
     assert gated == {"tokens_out": DEFAULT_METRIC_ALPHA / 2}
     assert "(alpha 0.005)" in baseline_figure(reports["s"][0])
     with pytest.raises(BadInputError, match="alpha"):
-        suite_metrics(baseline, run, alpha=1.0)
+        metric_reports(baseline, run, alpha=1.0)
 
 
 # ------------------------------------------------------------------ the cases both hold

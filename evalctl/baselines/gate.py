@@ -56,7 +56,7 @@ from evalctl.baselines.comparison import (
     RateInterval,
     UnscoredCase,
 )
-from evalctl.baselines.metrics import CostOf, suite_metrics
+from evalctl.baselines.metrics import CostOf, metric_reports
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
 from evalctl.baselines.statistical import DEFAULT_ALPHA, Evidence, GateChange, StatisticalRule
@@ -161,7 +161,7 @@ def compare_baseline(
     # measured about a fifth above the t bound's stated rate, so the share is asked of it
     # with that margin (docs/gating.md, "Metric gates").
     budget = rule.budget if isinstance(rule, StatisticalRule) else Budget()
-    metrics, metric_regressions = suite_metrics(
+    metrics, metric_regressions = metric_reports(
         baseline, run, cost_of, alpha=budget.metrics / METRIC_MARGIN
     )
     cmp = Comparison(

@@ -20,7 +20,7 @@ per-sample figures (m = 1 for a plain run), the metric fails when
     ȳ > (1 + tolerance) · exp(mean(log x) + t(1 - alpha_g; K - 1) · sd(log x) · sqrt(1/K + 1/m))
 
 t(q; K - 1) is Student's t quantile, sd the sample standard deviation, and alpha_g = alpha / G:
-the `alpha` given to `suite_metrics` (`DEFAULT_METRIC_ALPHA`, 0.01) split evenly over the G
+the `alpha` given to `metric_reports` (`DEFAULT_METRIC_ALPHA`, 0.01) split evenly over the G
 metric gates of the comparison (every suite, every gated metric). The exponential is the
 one-sided (1 - alpha_g) prediction bound for a new figure: tokens and latency vary by a factor
 rather than by a fixed amount, so their logarithms are close to normal, and when nothing
@@ -266,15 +266,16 @@ def _sides(
     return _Sides(figures(list(measured.values())), before, len(measured), note, gates=False)
 
 
-def suite_metrics(
+def metric_reports(
     baseline: Baseline,
     run: RunResult,
     cost_of: CostOf | None = None,
     alpha: float = DEFAULT_METRIC_ALPHA,
 ) -> tuple[dict[str, list[MetricReport]], list[MetricChange]]:
     """Per suite of the run, every metric against the baseline's over the cases both hold;
-    and the gated ones that exceeded their limit. `alpha` is the chance, when nothing
-    changed, that any of them does: split evenly over the gated metrics."""
+    and the gated ones that exceeded their limit. The figures on both sides are `figures`
+    over `case_metrics`, as a baseline records them (`write.suite_metrics`). `alpha` is the
+    chance, when nothing changed, that any of them does: split evenly over the gated metrics."""
     if not 0.0 < alpha < 1.0:
         raise BadInputError(
             f"the metric gates' alpha must be between 0 and 1 (exclusive), not {alpha}",

@@ -19,7 +19,7 @@ from evalctl.baselines.metrics import CostOf, case_metrics, figures
 from evalctl.baselines.model import Baseline, BaselineStatus, CaseMetrics, PassCount, SuiteMetrics
 from evalctl.baselines.scope import in_scope
 from evalctl.config import ModelPrice
-from evalctl.cost import estimate_cost, price_for, price_table
+from evalctl.cost import usage_pricer
 from evalctl.errors import BadInputError, GateFailedError
 from evalctl.results.io import write_json_atomic
 from evalctl.results.models import CaseResult, CheckStatus, RunResult
@@ -119,16 +119,10 @@ def _suites(cases: list[CaseResult]) -> set[str]:
     return {c.suite for c in cases}
 
 
-def _pricer(run: RunResult, prices: Mapping[str, ModelPrice] | None) -> CostOf | None:
-    # The summary prices a run only when its provider is billed; the samples follow it.
-    price = (
-        price_for(run.provider.model, price_table(prices))
-        if run.summary.estimated_cost_usd is not None
-        else None
-    )
-    if price is None:
-        return None
-    return lambda usage: estimate_cost(usage, price)
+def _pricer(run: RunResult, prices: Mapping[str, ModelPrice] | None) -> CostOf:
+    # The one pricer the gate prices a run's samples with too (baselines.gating), so the
+    # baseline's cost figures and a later run's are the same arithmetic.
+    return usage_pricer(run.provider.name, run.provider.model, prices)
 
 
 def _case_metrics(

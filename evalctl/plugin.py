@@ -52,7 +52,7 @@ from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.plugin_adapt import adapt_kind, adapted_judge_factory
+from evalctl.plugin_adapt import adapt_kind, adapted_judge_factory, adapted_provider_factory
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     ProviderFactory,
@@ -229,7 +229,8 @@ class Registry:
             raise self._bad("provider", name, "the factory must be a callable")
         if not isinstance(traits, ProviderTraits):
             raise self._bad("provider", name, "traits must be a ProviderTraits")
-        self._add("provider", name, factory, extra={"traits": traits})
+        # A provider that does not inherit `Provider` is adapted, once, here.
+        self._add("provider", name, adapted_provider_factory(factory), extra={"traits": traits})
 
     def add_resource(
         self, name: str, check: ResourceCheck, open: ResourceOpener | None = None

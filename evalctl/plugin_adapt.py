@@ -17,8 +17,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalctl.cases.schema import Case, Suite, SuiteTable
-from evalctl.chat import Message, ToolCall
+from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall
+from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError
+from evalctl.providers.base import SAMPLING_PARAMS, Provider, Speed
+from evalctl.providers.registry import ProviderFactory, ProviderOptions
 from evalctl.scoring.check import Check
 from evalctl.scoring.judging import GradeRequest, JudgeFactory, Judgement, JudgeService, JudgeSetup
 from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, SuiteKind
@@ -111,3 +114,82 @@ class _AdaptedJudge(JudgeService):
         if self._script_problems is None:
             return []
         return list(self._script_problems(script, suites, run_provider))
+
+
+def adapt_provider(value: Any) -> Provider:
+    """`value` as a `Provider`: itself when it inherits the base, else wrapped (with
+    `embed()` forwarded where it has one)."""
+    if isinstance(value, Provider):
+        return value
+    if callable(getattr(value, "embed", None)):
+        return _AdaptedEmbeddingProvider(value)
+    return _AdaptedProvider(value)
+
+
+def adapted_provider_factory(factory: ProviderFactory) -> ProviderFactory:
+    """A provider factory whose providers are `Provider`s, adapted where they do not inherit."""
+
+    def make(options: ProviderOptions) -> Provider:
+        return adapt_provider(factory(options))
+
+    return make
+
+
+class _AdaptedProvider(Provider):
+    """A duck-typed provider behind the base class: its optional hooks probed once. What
+    else it has (a test's recorded calls) stays reachable through attribute access."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self._sampling = frozenset(getattr(inner, "sampling_params", SAMPLING_PARAMS))
+        self._close = getattr(inner, "close", None)
+        self._run_settings = getattr(inner, "run_settings", None)
+        self._platform_info = getattr(inner, "platform_info", None)
+        self._measured_speed = getattr(inner, "measured_speed", None)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+    @property
+    def model(self) -> str:
+        return str(self._inner.model)
+
+    @property
+    def model_sha256(self) -> str | None:
+        sha: str | None = getattr(self._inner, "model_sha256", None)
+        return sha
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset(getattr(self._inner, "capabilities", frozenset()))
+
+    @property
+    def sampling_params(self) -> frozenset[str]:
+        return self._sampling
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        response: CompletionResponse = self._inner.complete(request, timeout=timeout)
+        return response
+
+    def close(self) -> None:
+        if callable(self._close):
+            self._close()
+
+    def run_settings(self) -> dict[str, Any]:
+        return dict(self._run_settings()) if callable(self._run_settings) else {}
+
+    def platform_info(self) -> dict[str, Any]:
+        return dict(self._platform_info()) if callable(self._platform_info) else {}
+
+    def measured_speed(self) -> Speed | None:
+        speed = self._measured_speed() if callable(self._measured_speed) else None
+        return speed if isinstance(speed, Speed) else None
+
+
+class _AdaptedEmbeddingProvider(_AdaptedProvider):
+    """An adapted provider that has `embed()` (an `Embedder` too)."""
+
+    def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
+        embeddings: Embeddings = self._inner.embed(texts, timeout=timeout)
+        return embeddings

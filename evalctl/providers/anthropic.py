@@ -42,6 +42,7 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.errors import ProviderError, ProviderUnavailableError
+from evalctl.providers.base import Provider
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -131,7 +132,7 @@ def wire_tool_choice(choice: str) -> dict[str, Any]:
     return {"type": "tool", "name": choice}
 
 
-class AnthropicProvider:
+class AnthropicProvider(Provider):
     name = "anthropic"
     # Nothing of a request's sampling is sent (see the module docstring).
     sampling_params: frozenset[str] = frozenset()

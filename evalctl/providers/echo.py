@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Usage
 from evalctl.errors import ProviderError
+from evalctl.providers.base import Provider
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 
 
@@ -19,7 +20,7 @@ def last_user_message(request: CompletionRequest) -> str:
     return next((m.content for m in reversed(request.messages) if m.role is Role.USER), "")
 
 
-class EchoProvider:
+class EchoProvider(Provider):
     name = "echo"
 
     def __init__(self, model: str = "echo"):

@@ -55,6 +55,7 @@ from evalctl.chat import (
 )
 from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError
+from evalctl.providers.base import Provider
 from evalctl.providers.cloud import (
     check_vector_count,
     embedding_batches,
@@ -105,7 +106,7 @@ def retry_after_of(exc: genai_errors.APIError) -> float | None:
     return None
 
 
-class GeminiProvider:
+class GeminiProvider(Provider):
     name = "gemini"
 
     def __init__(

@@ -43,7 +43,7 @@ from evalctl.errors import (
 )
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
-from evalctl.providers.base import Speed
+from evalctl.providers.base import Provider, Speed
 from evalctl.providers.registry import ProviderOptions, capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
 from evalctl.server.threads import default_threads
@@ -55,8 +55,10 @@ RPC_SLACK_S = 2.0
 DEATH_WAIT_S = 2.0
 
 
-class LocalProvider:
+class LocalProvider(Provider):
     name = "local"
+    # Its daemon may be stopped and started per case (`--restart-per-case`).
+    has_daemon = True
 
     def __init__(
         self,

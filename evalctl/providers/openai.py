@@ -62,6 +62,7 @@ from evalctl.chat import (
 )
 from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
+from evalctl.providers.base import Provider
 from evalctl.providers.cloud import (
     check_vector_count,
     embedding_batches,
@@ -189,7 +190,7 @@ class _Collected:
     fingerprint: str | None = None
 
 
-class OpenAIProvider:
+class OpenAIProvider(Provider):
     name = "openai"
 
     def __init__(

@@ -46,6 +46,7 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason
 from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.fakes.embedder import fake_embeddings
+from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     CaseValues,
     ProviderOptions,
@@ -179,7 +180,7 @@ def fill_reply(
     return filled.model_copy(update={"tool_calls": calls}), problems
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     name = "scripted"
 
     def __init__(self, script: Script, case_values: CaseValues | None = None):

@@ -7,7 +7,6 @@ from typing import Any, Generic, TypeVar
 
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.providers.base import (
-    SAMPLING_PARAMS,
     Provider,
     Speed,
     measured_speed,
@@ -18,7 +17,7 @@ from evalctl.providers.base import (
 P = TypeVar("P", bound=Provider)
 
 
-class ProviderWrapper(Generic[P]):
+class ProviderWrapper(Provider, Generic[P]):
     def __init__(self, inner: P):
         self.inner = inner
         self.name = inner.name
@@ -37,7 +36,7 @@ class ProviderWrapper(Generic[P]):
 
     @property
     def sampling_params(self) -> frozenset[str]:
-        return frozenset(getattr(self.inner, "sampling_params", SAMPLING_PARAMS))
+        return self.inner.sampling_params
 
     def run_settings(self) -> dict[str, Any]:
         return provider_run_settings(self.inner)

@@ -28,10 +28,9 @@ class NoEmbedderError(EvalctlError):
     code = ExitCode.INFRA
 
 
-def embeds(provider: object) -> bool:
+def embeds(provider: Provider) -> bool:
     """Whether `provider` offers `embed()`: it claims the capability and has the method."""
-    capabilities: frozenset[str] = getattr(provider, "capabilities", frozenset())
-    return CAP_EMBEDDINGS in capabilities and isinstance(provider, Embedder)
+    return CAP_EMBEDDINGS in provider.capabilities and isinstance(provider, Embedder)
 
 
 class RunEmbedder:

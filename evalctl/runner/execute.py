@@ -22,6 +22,7 @@ from evalctl.chat import Sampling
 from evalctl.config import Settings
 from evalctl.embeddings import Embedder
 from evalctl.errors import BadInputError, EvalctlError, ExitCode
+from evalctl.plugin_adapt import adapt_provider
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.plugin_loader import get_kind, make_judge
 from evalctl.providers.base import (
@@ -240,7 +241,8 @@ def execute_run(
     # Suites that declare a target run against it (evalctl.runner.targets).
     targets = SuiteTargets.open(suites, None if provider_override else request.provider, env)
     provider = (
-        provider_override
+        # A caller's own provider object is adapted as a registered one would be.
+        (provider_override and adapt_provider(provider_override))
         or targets.run_provider
         or _without_script(request, suites)
         or create(request.provider or detect(options), options)

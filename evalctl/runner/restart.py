@@ -26,11 +26,11 @@ from evalctl.providers.wrapper import ProviderWrapper
 from evalctl.results.models import CaseDaemon, CaseResult
 
 STOP_GRACE_S = 10.0
-_DAEMON_METHODS = ("daemon_pid", "ensure_running", "stop_daemon")
 
 
-class RestartableProvider(Provider, Protocol):
-    """A provider with a daemon of its own to start and stop (the local provider)."""
+class RestartableProvider(Protocol):
+    """What a provider with a daemon of its own to start and stop offers beside the
+    `Provider` base (the local provider, whose class says `has_daemon = True`)."""
 
     @property
     def daemon_pid(self) -> int | None: ...
@@ -40,9 +40,11 @@ class RestartableProvider(Provider, Protocol):
     def stop_daemon(self, *, grace_s: float | None = None) -> StopResult: ...
 
 
-class RestartPerCase(ProviderWrapper[RestartableProvider]):
-    def __init__(self, inner: RestartableProvider, *, cooldown_s: float = 0.0):
+class RestartPerCase(ProviderWrapper[Provider]):
+    def __init__(self, inner: Provider, *, cooldown_s: float = 0.0):
         super().__init__(inner)
+        # Its daemon's controls: only a provider whose class has a daemon is wrapped.
+        self.daemon = cast(RestartableProvider, inner)
         self.cooldown_s = cooldown_s
         self._cases_started = 0
         self._transport_errors: list[str] = []
@@ -50,16 +52,16 @@ class RestartPerCase(ProviderWrapper[RestartableProvider]):
     @classmethod
     def around(cls, provider: Provider, *, cooldown_s: float) -> RestartPerCase:
         """Wrap `provider`, refusing one that has no daemon to restart."""
-        # Checked on the class: a runtime Protocol check would call the properties, and
-        # `daemon_pid` asks the daemon over RPC.
-        if not all(hasattr(type(provider), attr) for attr in _DAEMON_METHODS):
+        # The provider's class says so (`Provider.has_daemon`): a runtime Protocol check
+        # would call the properties, and `daemon_pid` asks the daemon over RPC.
+        if not provider.has_daemon:
             raise BadInputError(
                 f"applies to the local provider only; {provider.name!r} has no daemon to restart",
                 field="--restart-per-case",
             )
         if cooldown_s < 0:
             raise BadInputError("must not be negative", field="--cooldown")
-        return cls(cast(RestartableProvider, provider), cooldown_s=cooldown_s)
+        return cls(provider, cooldown_s=cooldown_s)
 
     # -- Provider protocol (the rest is forwarded by ProviderWrapper) -------------------
 
@@ -74,7 +76,7 @@ class RestartPerCase(ProviderWrapper[RestartableProvider]):
     def close(self) -> None:
         # The last case's daemon was started for the benchmark: do not leave it behind.
         try:
-            self.inner.stop_daemon(grace_s=STOP_GRACE_S)
+            self.daemon.stop_daemon(grace_s=STOP_GRACE_S)
         finally:
             self.inner.close()
 
@@ -82,13 +84,13 @@ class RestartPerCase(ProviderWrapper[RestartableProvider]):
 
     def around_case(self, run: Callable[[], CaseResult]) -> CaseResult:
         """Stop the previous daemon, cool down, start a fresh one, run the case, annotate."""
-        self.inner.stop_daemon(grace_s=STOP_GRACE_S)
+        self.daemon.stop_daemon(grace_s=STOP_GRACE_S)
         if self._cases_started and self.cooldown_s > 0:
             time.sleep(self.cooldown_s)
         self._cases_started += 1
         self._transport_errors = []
         started = time.monotonic()
-        status = self.inner.ensure_running()
+        status = self.daemon.ensure_running()
         ready = time.monotonic()
         result = run()
         finished = time.monotonic()
@@ -99,7 +101,7 @@ class RestartPerCase(ProviderWrapper[RestartableProvider]):
             transport_errors=list(self._transport_errors),
         )
         # The daemon that answered last, when a crash made the provider respawn mid-case.
-        last_pid = self.inner.daemon_pid
+        last_pid = self.daemon.daemon_pid
         if last_pid is not None and last_pid != status.pid:
             daemon.final_pid = last_pid
         return result.model_copy(update={"daemon": daemon})

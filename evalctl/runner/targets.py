@@ -19,7 +19,7 @@ from evalctl.providers.targets.build import build_target
 from evalctl.providers.targets.config import TARGET_TYPES, describe
 
 
-class UnbuiltTarget:
+class UnbuiltTarget(Provider):
     """A target left unbuilt because its suite's `requires` are not met: it stands in the
     run (its header names the target) while every case of the suite is skipped, and is never
     asked to answer."""
@@ -29,7 +29,11 @@ class UnbuiltTarget:
 
     def __init__(self, name: str, model: str):
         self.name = name
-        self.model = model
+        self._model = model
+
+    @property
+    def model(self) -> str:
+        return self._model
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         raise ProviderError(f"the {self.name} target was not set up: its requires are not met")

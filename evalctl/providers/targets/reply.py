@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evalctl.calllog import LoggedCall, current, record, recordable, safe_text
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, Usage
 from evalctl.errors import ProviderError
+from evalctl.providers.base import Provider
 
 
-class TargetTraits:
+class TargetTraits(Provider):
     """An application is no model: it has no weights to hash and offers no model capability
     (grammar, tool calls) that a suite could `require`."""
 

@@ -111,5 +111,8 @@ def load_script(path: Path) -> ServerScript:
         return ServerScript.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise BadInputError(err["msg"], file=str(path), field=field) from None
+        raise BadInputError(
+            userfiles.validation_message(err),
+            file=str(path),
+            field=userfiles.field_path(err["loc"]) or None,
+        ) from None

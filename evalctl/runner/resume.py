@@ -155,9 +155,10 @@ def read_manifest(run_dir: Path) -> Manifest:
         return Manifest.model_validate_json(text)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or None
         raise BadInputError(
-            f"unreadable manifest: {err['msg']}", file=str(path), field=where
+            f"unreadable manifest: {userfiles.validation_message(err)}",
+            file=str(path),
+            field=userfiles.field_path(err["loc"]) or None,
         ) from None
 
 

@@ -90,8 +90,11 @@ def load_release(fixtures_dir: Path, name: str) -> ReleaseFixture:
         fixture = ReleaseFixture.model_validate(userfiles.read_json(path, what="release fixture"))
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise BadInputError(err["msg"], file=str(path), field=field) from None
+        raise BadInputError(
+            userfiles.validation_message(err),
+            file=str(path),
+            field=userfiles.field_path(err["loc"]) or None,
+        ) from None
     with _lock:
         _cache[path] = (mtime, fixture)
     return fixture

@@ -129,7 +129,8 @@ def crash_test(
     Exit 0 every kill recovered, 1 a recovery failed, 3 the daemon never worked.
     """
     from evalctl.providers.local import LocalProvider
-    from evalctl.providers.registry import ProviderOptions, create
+    from evalctl.providers.options import ProviderOptions
+    from evalctl.providers.registry import create
     from evalctl.reports.crash_page import crash_page
     from evalctl.results.io import write_text_atomic
     from evalctl.stability.crash import CrashPlan, new_crash_id, run_crash_test, write_crash

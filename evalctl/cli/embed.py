@@ -21,7 +21,8 @@ from evalctl.cli.output import emit, stdout
 from evalctl.embeddings import Embedder, cosine
 from evalctl.errors import BadInputError
 from evalctl.providers.base import CAP_EMBEDDINGS
-from evalctl.providers.registry import ProviderOptions, create, detect
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import create, detect
 
 # Components shown per text without --json: enough to see two vectors differ.
 SHOWN_COMPONENTS = 6

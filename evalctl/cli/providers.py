@@ -12,7 +12,8 @@ from rich.table import Table
 
 from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
-from evalctl.providers.registry import ProviderOptions, availability, detect
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import availability, detect
 
 
 class ProviderRow(BaseModel):

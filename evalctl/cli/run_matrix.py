@@ -57,7 +57,8 @@ def matrix_plan(
     --provider or --model values, or evalctl.toml's [matrix] when neither flag is given.
     Flags replace the matrix's providers and models, never its prompt variants: with a
     [matrix] that has some, one --provider or --model runs each of them (and says so)."""
-    from evalctl.providers.registry import ProviderOptions, detect
+    from evalctl.providers.options import ProviderOptions
+    from evalctl.providers.registry import detect
     from evalctl.runner.matrix import MatrixSource, plan_cells
     from evalctl.runner.prompt_variant import variant_templates
 

@@ -155,7 +155,8 @@ def soak(
     """
     from evalctl.cases.loader import load_suites
     from evalctl.providers.local import LocalProvider
-    from evalctl.providers.registry import ProviderOptions, create
+    from evalctl.providers.options import ProviderOptions
+    from evalctl.providers.registry import create
     from evalctl.reports.soak_page import memory_chart_svg, soak_page
     from evalctl.results.io import write_text_atomic
     from evalctl.stability.requests import first_turn_calls

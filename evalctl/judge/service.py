@@ -30,7 +30,8 @@ from evalctl.errors import BadInputError, EvalctlError
 from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import ProviderOptions, create, is_stand_in
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import create, is_stand_in
 from evalctl.scoring.judging import GradeRequest, Judgement, JudgeService, JudgeSetup
 from evalctl.secrets import redact
 

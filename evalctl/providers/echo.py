@@ -12,7 +12,8 @@ from __future__ import annotations
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Usage
 from evalctl.errors import ProviderError
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import ProviderOptions, capabilities_of
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import capabilities_of
 
 
 def last_user_message(request: CompletionRequest) -> str:

@@ -67,7 +67,8 @@ from evalctl.providers.cloud import (
     transport_error,
     transport_exceptions,
 )
-from evalctl.providers.registry import ProviderOptions, capabilities_of, gemini_key
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import capabilities_of, gemini_key
 
 if TYPE_CHECKING:
     from google.genai import errors as genai_errors

@@ -44,7 +44,8 @@ from evalctl.errors import (
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
 from evalctl.providers.base import Provider, Speed
-from evalctl.providers.registry import ProviderOptions, capabilities_of
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
 from evalctl.server.threads import default_threads
 

@@ -74,7 +74,8 @@ from evalctl.providers.cloud import (
     transport_error,
     transport_exceptions,
 )
-from evalctl.providers.registry import ProviderOptions, capabilities_of
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import capabilities_of
 from evalctl.secrets import redact
 
 if TYPE_CHECKING:

@@ -25,47 +25,15 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
-from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
 from evalctl.providers.base import CAP_EMBEDDINGS, CAP_JSON_SCHEMA, CAP_TOOLS, Provider
-
-# Fills placeholders in a value from a case's values: (value, values) -> (the filled value,
-# the problems found, each in words).
-ValueRenderer = Callable[[Any, Mapping[str, Any]], tuple[Any, list[str]]]
-
-
-@dataclass(frozen=True)
-class CaseValues:
-    """What the run's cases give a stand-in provider's templates (a reply script's replies):
-    each case's values by case key (`suite/id`), and the renderer that fills them in. The
-    runner hands them in: the cases' template renderer sits in a layer above this one."""
-
-    by_key: Mapping[str, Mapping[str, Any]]
-    render: ValueRenderer
-
-    def values_for(self, tag: str) -> Mapping[str, Any] | None:
-        """The values of the case a request tagged `tag` belongs to (a side request's tag,
-        `suite/id#judge`, belongs to its case); None for a tag of no case."""
-        return self.by_key.get(tag.partition("#")[0])
-
-
-@dataclass(frozen=True)
-class ProviderOptions:
-    settings: Settings
-    env: Mapping[str, str]
-    model: str | None = None
-    script: Path | None = None
-    # Provider-specific knobs that have no CLI flag of their own yet.
-    extra: Mapping[str, str] = field(default_factory=dict)
-    # The run's cases' values, for a reply script templated over the row; None: no run.
-    case_values: CaseValues | None = None
-
-
-ProviderFactory = Callable[[ProviderOptions], Provider]
+from evalctl.providers.options import CaseValues as CaseValues
+from evalctl.providers.options import ProviderFactory as ProviderFactory
+from evalctl.providers.options import ProviderOptions as ProviderOptions
+from evalctl.providers.options import ValueRenderer as ValueRenderer
 
 
 @dataclass(frozen=True)

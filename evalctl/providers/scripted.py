@@ -47,12 +47,8 @@ from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.fakes.embedder import fake_embeddings
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import (
-    CaseValues,
-    ProviderOptions,
-    ValueRenderer,
-    capabilities_of,
-)
+from evalctl.providers.options import CaseValues, ProviderOptions, ValueRenderer
+from evalctl.providers.registry import capabilities_of
 
 
 class ScriptedToolCall(BaseModel):

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.providers.registry import SPECS, ProviderOptions, availability
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import SPECS, availability
 from evalctl.runner.api import RunRequest
 from evalctl.runner.matrix import Cell, CellRun, MatrixRun, execute_matrix
 

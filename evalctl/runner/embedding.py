@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from evalctl.embeddings import Embedder, Embeddings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.providers.base import CAP_EMBEDDINGS, Provider
-from evalctl.providers.registry import ProviderOptions, create
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import create
 
 LOCAL = "local"
 

@@ -31,13 +31,8 @@ from evalctl.providers.base import (
     provider_run_settings,
     sent_sampling,
 )
-from evalctl.providers.registry import (
-    ProviderOptions,
-    create,
-    detect,
-    is_concurrent,
-    is_deterministic,
-)
+from evalctl.providers.options import ProviderOptions
+from evalctl.providers.registry import create, detect, is_concurrent, is_deterministic
 from evalctl.providers.scripted import Script, ScriptedProvider, check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (

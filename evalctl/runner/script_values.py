@@ -20,7 +20,7 @@ from typing import Any
 from evalctl.cases.schema import Case, Suite
 from evalctl.cases.template import Renderer
 from evalctl.errors import BadInputError
-from evalctl.providers.registry import CaseValues
+from evalctl.providers.options import CaseValues
 from evalctl.providers.scripted import fill_reply, load_script, replies_for
 
 

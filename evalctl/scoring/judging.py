@@ -18,7 +18,7 @@ from evalctl.chat import Usage
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.providers.base import Provider
-from evalctl.providers.registry import ProviderOptions
+from evalctl.providers.options import ProviderOptions
 from evalctl.retry import RetryPolicy
 
 

@@ -52,7 +52,12 @@ from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
-from evalctl.plugin_adapt import adapt_kind, adapted_judge_factory, adapted_provider_factory
+from evalctl.plugin_adapt import (
+    adapt_check,
+    adapt_kind,
+    adapted_judge_factory,
+    adapted_provider_factory,
+)
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     ProviderFactory,
@@ -351,6 +356,8 @@ class Registry:
             # A kind that does not inherit the base class is adapted, once, here.
             if type_ == "kind":
                 value = adapt_kind(value)
+            if type_ == "check":
+                value = adapt_check(value)
             # A check names its type itself; the name it is registered under must agree.
             if type_ == "check" and value.type_name != name:
                 raise BadInputError(

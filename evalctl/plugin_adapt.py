@@ -22,7 +22,8 @@ from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError
 from evalctl.providers.base import SAMPLING_PARAMS, Provider, Speed
 from evalctl.providers.registry import ProviderFactory, ProviderOptions
-from evalctl.scoring.check import Check
+from evalctl.results.models import CheckResult
+from evalctl.scoring.check import Check, ScoringContext
 from evalctl.scoring.judging import GradeRequest, JudgeFactory, Judgement, JudgeService, JudgeSetup
 from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, SuiteKind
 from evalctl.tools.base import ToolContext
@@ -42,7 +43,9 @@ class _AdaptedKind(SuiteKind):
         self.name: str = inner.name
         self.input_model: type[BaseModel] = inner.input_model
         self.expected_model: type[BaseModel] = inner.expected_model
-        self.checks: Mapping[str, Check[Any]] = inner.checks
+        self.checks: Mapping[str, Check[Any]] = {
+            name: adapt_check(check) for name, check in inner.checks.items()
+        }
         self.reads_tool_choice = bool(getattr(inner, "reads_tool_choice", False))
         self._direct_calls = getattr(inner, "direct_calls", None)
         self._link_cases = getattr(inner, "link_cases", None)
@@ -193,3 +196,41 @@ class _AdaptedEmbeddingProvider(_AdaptedProvider):
     def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
         embeddings: Embeddings = self._inner.embed(texts, timeout=timeout)
         return embeddings
+
+
+def adapt_check(value: Any) -> Check[Any]:
+    """`value` as a `Check`: itself when it inherits the base, else wrapped once."""
+    return value if isinstance(value, Check) else _AdaptedCheck(value)
+
+
+class _AdaptedCheck(Check[Any]):
+    """A duck-typed check behind the base class, its optional hooks probed once."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.type_name = inner.type_name
+        self.params_model = inner.params_model
+        self._default_name = getattr(inner, "default_name", None)
+        self._tools_named = getattr(inner, "tools_named", None)
+        self._arguments_named = getattr(inner, "arguments_named", None)
+        self._cases_named = getattr(inner, "cases_named", None)
+        self._applies = getattr(inner, "applies", None)
+
+    def evaluate(self, params: Any, ctx: ScoringContext) -> CheckResult:
+        result: CheckResult = self._inner.evaluate(params, ctx)
+        return result
+
+    def default_name(self, params: Any) -> str:
+        return str(self._default_name(params)) if callable(self._default_name) else self.type_name
+
+    def tools_named(self, params: Any) -> list[tuple[str, str]]:
+        return list(self._tools_named(params)) if callable(self._tools_named) else []
+
+    def arguments_named(self, params: Any) -> list[tuple[str, str, str]]:
+        return list(self._arguments_named(params)) if callable(self._arguments_named) else []
+
+    def cases_named(self, params: Any) -> list[tuple[str, str]]:
+        return list(self._cases_named(params)) if callable(self._cases_named) else []
+
+    def applies(self, case: Case) -> bool:
+        return not callable(self._applies) or bool(self._applies(case))

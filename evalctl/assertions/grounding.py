@@ -12,7 +12,7 @@ from typing import Any
 
 from evalctl.assertions.base import Params, outcome, returned_value, value_at
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 from evalctl.scoring.grounding import mentions_value
 
 
@@ -30,7 +30,7 @@ class CitesToolResultParams(Params):
     path: str = ""
 
 
-class CitesToolResult:
+class CitesToolResult(Check[CitesToolResultParams]):
     """The answer contains the value at `path` of what tool `tool` returned in this case
     (any of its successful calls); without `path`, the whole returned value."""
 

@@ -14,7 +14,7 @@ from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, json_equal, outcome, value_at
 from evalctl.json_schema import schema_problem
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 from evalctl.scoring.score import schema_result
 
 
@@ -23,7 +23,7 @@ class JsonValidParams(Params):
     strict: bool = True
 
 
-class JsonValid:
+class JsonValid(Check[JsonValidParams]):
     """The answer is JSON: the whole answer or its one fenced block; with `strict = false`,
     also an object or array with prose around it."""
 
@@ -52,7 +52,7 @@ class JsonSchemaParams(Params):
         return schema
 
 
-class JsonSchema:
+class JsonSchema(Check[JsonSchemaParams]):
     """The answer's JSON matches the inline JSON Schema `schema`."""
 
     type_name = "json-schema"
@@ -119,7 +119,7 @@ class JsonFieldParams(Params):
         return True, ""
 
 
-class JsonField:
+class JsonField(Check[JsonFieldParams]):
     """The value at dotted `path` of the answer's JSON: `equals`, is `one_of`, matches
     `regex`, or lies within `min`/`max`."""
 

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from evalctl.assertions.base import Params, outcome
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 
 class LatencyParams(Params):
@@ -45,7 +45,7 @@ def _at_most(type_name: str, actual: float, bound: float, unit: str) -> CheckRes
     return outcome(type_name, actual <= bound, f"<= {bound:g}", actual, why)
 
 
-class Latency:
+class Latency(Check[LatencyParams]):
     """The attempt took at most `max_ms` milliseconds, measured when it was scored."""
 
     type_name = "latency"
@@ -57,7 +57,7 @@ class Latency:
         return _at_most(self.type_name, ctx.latency_ms, params.max_ms, "ms")
 
 
-class Cost:
+class Cost(Check[CostParams]):
     """The attempt's estimated cost is at most `max_usd` dollars; `n/a` where the provider
     is not billed or the model has no price."""
 
@@ -71,7 +71,7 @@ class Cost:
         return _at_most(self.type_name, ctx.cost_usd, params.max_usd, "USD")
 
 
-class Tokens:
+class Tokens(Check[TokensParams]):
     """The attempt's tokens, summed over its requests, are within every bound given:
     `max_input`, `max_output`, `max_total`."""
 

@@ -24,7 +24,7 @@ from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, outcome, returned_value
 from evalctl.errors import BadInputError
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 
 def _suite_file(value: str, info: ValidationInfo, key: str) -> str:
@@ -171,7 +171,7 @@ def names_in(pattern: str, text: str) -> list[str]:
     return list(dict.fromkeys(name for name in found if name))
 
 
-class NamesIn:
+class NamesIn(Check[NamesInParams]):
     """Every name the answer mentions (group 1 of `pattern`) has a known name from
     `names_from` inside it, ignoring case; `n/a` when the answer names none."""
 

@@ -17,7 +17,7 @@ from evalctl.assertions.base import Params, outcome, value_at
 from evalctl.embeddings import cosine
 from evalctl.errors import EvalctlError
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 # How long embedding the two texts may take; a case's remaining time caps it where known.
 EMBED_TIMEOUT_S = 120.0
@@ -33,7 +33,7 @@ class SimilarParams(Params):
     field: str | None = Field(default=None, min_length=1)
 
 
-class Similar:
+class Similar(Check[SimilarParams]):
     """cosine(embed(answer or its `field`), embed(`value`)) >= `threshold`."""
 
     type_name = "similar"

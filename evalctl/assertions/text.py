@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import field_validator
 
 from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, TextParams, outcome
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 P = TypeVar("P", bound=Params)
 # (passed, expected, actual, why it failed)
@@ -49,7 +49,7 @@ class RegexParams(Params):
 
 
 @dataclass(frozen=True)
-class TextCheck(Generic[P]):
+class TextCheck(Check[P]):
     """An assertion type judging the answer text with `test`; its default name is the type
     plus what `about` picks from the parameters (the type alone without it)."""
 

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from evalctl.assertions.base import Params, json_equal, outcome, returned_value, value_at
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 # How much of a returned value a failure message quotes, per call.
 _SHOWN = 160
@@ -82,7 +82,7 @@ def misses(call: ToolCallRecord, params: ToolResultParams) -> tuple[str | None, 
     return None, shown
 
 
-class ToolResult:
+class ToolResult(Check[ToolResultParams]):
     """Some call of tool `name` in this case returned, at `path`, a list of at least
     `min_items` items / a value equal to `equals` / a value holding `contains`; without a
     test, a value at `path` at all."""

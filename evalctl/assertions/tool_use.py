@@ -15,7 +15,7 @@ from evalctl.assertions import pattern as patterns
 from evalctl.assertions.base import Params, json_equal, outcome
 from evalctl.json_schema import schema_problem, validation_errors
 from evalctl.results.models import CheckResult, ToolCallRecord
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 
 class ToolCalledParams(Params):
@@ -92,7 +92,7 @@ class ToolNotCalledParams(Params):
     name: str | None = None
 
 
-class ToolCalled:
+class ToolCalled(Check[ToolCalledParams]):
     """Tool `name` was called with arguments meeting `args` (exact values), `args_match`
     (regexes) and `args_schema` (JSON Schemas), each per key; with `times`, exactly that many
     matching calls."""
@@ -140,7 +140,7 @@ class ToolCalled:
         return outcome(self.type_name, passed, expected, actual, why)
 
 
-class ToolNotCalled:
+class ToolNotCalled(Check[ToolNotCalledParams]):
     """Tool `name` was not called; without `name`, no tool at all was called."""
 
     type_name = "tool-not-called"
@@ -162,7 +162,7 @@ class ToolNotCalled:
         return outcome(self.type_name, not calls, expected, actual, why)
 
 
-class ToolArgsValid:
+class ToolArgsValid(Check[ToolNotCalledParams]):
     """Every call to tool `name` (without `name`, to any tool) had arguments its `parameters`
     schema accepts; a case with no such call passes."""
 

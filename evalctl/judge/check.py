@@ -29,7 +29,7 @@ from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
 from evalctl.chat import Role
 from evalctl.providers.registry import SPECS
 from evalctl.results.models import CheckResult
-from evalctl.scoring.check import ScoringContext, Transcript
+from evalctl.scoring.check import Check, ScoringContext, Transcript
 from evalctl.scoring.judging import GradeRequest, Judgement
 from evalctl.scoring.score import declared_names
 
@@ -113,7 +113,7 @@ def _graded(judgement: Judgement, threshold: float, actual: dict[str, Any]) -> C
     )
 
 
-class JudgeCheck:
+class JudgeCheck(Check[JudgeParams]):
     """The `judge` assertion type, graded by the run's judge (`ctx.judge`)."""
 
     type_name = CHECK_NAME

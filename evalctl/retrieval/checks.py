@@ -16,7 +16,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable, pass_or_fail
 from evalctl.retrieval.kind import DISTINCT_FROM, RetrievalInput
 from evalctl.retrieval.rows import Row, RowsError, row_score, rows_of, top_ids
-from evalctl.scoring.check import ScoringContext
+from evalctl.scoring.check import Check, ScoringContext
 
 
 class _Params(BaseModel):
@@ -106,7 +106,7 @@ def _differing(mine: list[Any], theirs: list[Any]) -> list[Any]:
     return [v for v in mine if _key(v) not in other]
 
 
-class MinScore:
+class MinScore(Check[MinScoreParams]):
     """Relevance: every row (or the top k) scores at least `threshold`."""
 
     type_name = "min-score"
@@ -129,7 +129,7 @@ class MinScore:
         return _result(self.type_name, below is None, expected, scores, reason)
 
 
-class Ordered:
+class Ordered(Check[OrderedParams]):
     """Ordering: the rows come sorted by falling score (ties allowed)."""
 
     type_name = "ordered"
@@ -156,7 +156,7 @@ class Ordered:
         return _result(self.type_name, rise is None, expected, scores, reason)
 
 
-class DistinctFrom:
+class DistinctFrom(Check[DistinctFromParams]):
     """Differentiation: this case's top k differ from another case's top k in at least
     `min_different` ids. The other case's call is made again in this case (see
     evalctl.retrieval.kind) and recorded beside this case's own."""
@@ -214,7 +214,7 @@ def _other_call(ctx: ScoringContext, case_id: str) -> ToolCallRecord | None:
     )
 
 
-class ContainsRow:
+class ContainsRow(Check[ContainsRowParams]):
     """Recall@k: the expected id (or ids) among the top k rows."""
 
     type_name = "contains-row"

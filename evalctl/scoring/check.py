@@ -4,7 +4,7 @@ the `judge` and a plugin's assertion types all are, and the context they judge.
 A check class names its `type_name` (what `[[case.assert]] type = "..."` says; for a kind's
 named check, the check's name) and its `params_model` (a pydantic model of its parameters,
 `extra="forbid"`), and `evaluate(params, ctx)` returns one `CheckResult` with expected,
-actual and, on a failure, why. Optional methods, read where present:
+actual and, on a failure, why. Optional methods, with their defaults on the `Check` base:
 
 - `default_name(params) -> str`: the check's name when a case gives none (else `type_name`);
 - `tools_named(params) -> [(key, tool)]`, `arguments_named(params) -> [(key, tool, arg)]`,
@@ -16,9 +16,10 @@ actual and, on a failure, why. Optional methods, read where present:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -80,16 +81,42 @@ class ScoringContext:
     embedder: Embedder | None = None
 
 
-class Check(Protocol[P]):
-    """One check (see the module docstring)."""
+class Check(ABC, Generic[P]):
+    """The base of a check (see the module docstring): `type_name` and `params_model` are
+    required (class attributes, usually), `evaluate` is abstract, and every optional hook is
+    a method with its default here. A plugin's check that does not inherit is adapted once,
+    when it is registered (evalctl.plugin_adapt)."""
 
-    @property
-    def type_name(self) -> str: ...
+    # What `[[case.assert]] type = "..."` says; for a kind's named check, the check's name.
+    type_name: str
+    # A pydantic model of its parameters, `extra="forbid"`.
+    params_model: type[P]
 
-    @property
-    def params_model(self) -> type[P]: ...
+    @abstractmethod
+    def evaluate(self, params: P, ctx: ScoringContext) -> CheckResult:
+        """One result, with expected, actual and, on a failure, why."""
 
-    def evaluate(self, params: P, ctx: ScoringContext) -> CheckResult: ...
+    def default_name(self, params: P) -> str:
+        """The check's name when a case gives none. Default: `type_name`."""
+        return self.type_name
+
+    def tools_named(self, params: P) -> list[tuple[str, str]]:
+        """(key, tool) pairs the parameters refer to, for the loader. Default: none."""
+        return []
+
+    def arguments_named(self, params: P) -> list[tuple[str, str, str]]:
+        """(key, tool, argument) triples the parameters expect, for the loader. Default:
+        none."""
+        return []
+
+    def cases_named(self, params: P) -> list[tuple[str, str]]:
+        """(key, case id) pairs of other cases of the suite the parameters refer to, for the
+        loader. Default: none."""
+        return []
+
+    def applies(self, case: Case) -> bool:
+        """False leaves a kind's named check out of this case altogether. Default: True."""
+        return True
 
 
 class NoParams(BaseModel):
@@ -98,7 +125,7 @@ class NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class NamedCheck:
+class NamedCheck(Check[NoParams]):
     """A suite kind's named check from a function of the context: `NamedCheck("format",
     check_format)`. `applies`, when given, leaves the check out of cases it is False for."""
 

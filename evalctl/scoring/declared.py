@@ -35,26 +35,22 @@ class CheckTypes:
 
 def default_name(check: Check[Any], params: BaseModel) -> str:
     """A check's name when the case gives none."""
-    named = getattr(check, "default_name", None)
-    return str(named(params)) if callable(named) else check.type_name
+    return check.default_name(params)
 
 
 def tools_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str]]:
     """(key, tool) pairs the parameters refer to, where the check says."""
-    named = getattr(check, "tools_named", None)
-    return list(named(params)) if callable(named) else []
+    return check.tools_named(params)
 
 
 def arguments_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str, str]]:
     """(key, tool, argument) triples the parameters expect, where the check says."""
-    named = getattr(check, "arguments_named", None)
-    return list(named(params)) if callable(named) else []
+    return check.arguments_named(params)
 
 
 def cases_named(check: Check[Any], params: BaseModel) -> list[tuple[str, str]]:
     """(key, case id) pairs of other cases the parameters refer to, where the check says."""
-    named = getattr(check, "cases_named", None)
-    return list(named(params)) if callable(named) else []
+    return check.cases_named(params)
 
 
 def parse_assertion(

@@ -127,8 +127,7 @@ def schema_result(schema: dict[str, Any], answer: Answer, name: str) -> CheckRes
 
 
 def _applies(check: Check[Any], ctx: ScoringContext) -> bool:
-    applies = getattr(check, "applies", None)
-    return not callable(applies) or bool(applies(ctx.case))
+    return check.applies(ctx.case)
 
 
 def kind_results(

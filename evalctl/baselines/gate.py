@@ -38,9 +38,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
-from evalctl.baselines.budget import Budget
 from evalctl.baselines.changes import (
     check_transition,
     classify,
@@ -59,7 +57,13 @@ from evalctl.baselines.comparison import (
 from evalctl.baselines.metrics import CostOf, metric_reports
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.baselines.scope import in_scope
-from evalctl.baselines.statistical import DEFAULT_ALPHA, Evidence, GateChange, StatisticalRule
+from evalctl.baselines.statistical import (
+    DEFAULT_ALPHA,
+    Evidence,
+    GateChange,
+    GateRule,
+    StatisticalRule,
+)
 from evalctl.errors import BadInputError
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
 from evalctl.results.platform import platform_diff
@@ -70,27 +74,7 @@ DEFAULT_GATE = StatisticalRule.name
 METRIC_MARGIN = 1.25
 
 
-class GateRule(Protocol):
-    """Decides, for one case or one check, what changed since the baseline."""
-
-    name: str
-
-    def case_change(
-        self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
-    ) -> GateChange: ...
-
-    def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange: ...
-
-    def evidence(self, key: str, check: str | None = None) -> Evidence | None:
-        """The figures a decision rests on (p-values, both rates); None when there are none."""
-        ...
-
-    def judged_by(self, key: str) -> str:
-        """Which rule decided this case: `statistical`, `exact` or `strict`."""
-        ...
-
-
-class StrictRule:
+class StrictRule(GateRule):
     """Any pass -> fail gates; a flaky baseline gates only on a credible drop of its pass
     rate (`baselines.changes`)."""
 
@@ -160,7 +144,7 @@ def compare_baseline(
     # The metric gates' share of the exit code's budget; latency percentiles over a few cases
     # measured about a fifth above the t bound's stated rate, so the share is asked of it
     # with that margin (docs/gating.md, "Metric gates").
-    budget = rule.budget if isinstance(rule, StatisticalRule) else Budget()
+    budget = rule.budget
     metrics, metric_regressions = metric_reports(
         baseline, run, cost_of, alpha=budget.metrics / METRIC_MARGIN
     )
@@ -173,15 +157,15 @@ def compare_baseline(
         run_provider=run.provider.name,
         run_model=run.provider.model,
         gate=rule.name,
-        alpha=rule.alpha if isinstance(rule, StatisticalRule) else None,
+        alpha=rule.alpha,
         platform_changes=(
             platform_diff(baseline.platform, run.platform)
             if baseline.platform is not None and run.platform is not None
             else []
         ),
-        suites=dict(rule.suites) if isinstance(rule, StatisticalRule) else {},
-        rules=dict(rule.rules) if isinstance(rule, StatisticalRule) else {},
-        confirmation=rule.confirmation if isinstance(rule, StatisticalRule) else None,
+        suites=dict(rule.suites),
+        rules=dict(rule.rules),
+        confirmation=rule.confirmation,
         metrics=metrics,
         metric_regressions=metric_regressions,
         warnings=_mismatch_warnings(baseline, run),

@@ -34,9 +34,11 @@ checks name the same cases.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from evalctl import confirmstats, gatestats
 from evalctl.baselines.budget import DEFAULT_ALPHA, Budget
@@ -73,6 +75,43 @@ class Evidence:
     text: str
     # With confirmation samples: `confirmed`, `not confirmed` or `not re-sampled`.
     confirmation: str | None = None
+
+
+class GateRule(ABC):
+    """The base of a gate rule: decides, for one case or one check, what changed since the
+    baseline. `case_change` and `check_change` are required; every other member has its
+    default here (a rule that weighs nothing statistically reports no alpha, no suite
+    tests, no confirmation and the default budget)."""
+
+    name: str
+    # The false-alarm rate it gates at; None for a rule that runs no test.
+    alpha: float | None = None
+    # The exit code's false-alarm budget, shared with the metric gates.
+    budget: Budget = Budget()
+    # Per suite, what its tests found; per suite, the rule that judged it.
+    suites: Mapping[str, SuiteStats] = MappingProxyType({})
+    rules: Mapping[str, str] = MappingProxyType({})
+    # What the confirmation samples showed (a run made with `run --baseline`).
+    confirmation: ConfirmationReport | None = None
+
+    @abstractmethod
+    def case_change(
+        self, before: BaselineStatus, before_counts: Counts | None, case: CaseResult
+    ) -> GateChange:
+        """What changed for one case."""
+
+    @abstractmethod
+    def check_change(self, key: str, before: CheckStatus, check: CheckResult) -> GateChange:
+        """What changed for one check of a case."""
+
+    def evidence(self, key: str, check: str | None = None) -> Evidence | None:
+        """The figures a decision rests on (p-values, both rates). Default: none."""
+        return None
+
+    def judged_by(self, key: str) -> str:
+        """Which rule decided this case: `statistical`, `exact` or `strict`. Default: the
+        rule's own name."""
+        return self.name
 
 
 def _suite_of(key: str) -> str:
@@ -173,7 +212,7 @@ class _Tested:
     checks: list[tuple[str, Counts, Counts]]
 
 
-class StatisticalRule:
+class StatisticalRule(GateRule):
     """Decides each case by its rule (the module docstring); `default` is the rule of a
     case that is not exact and whose suite names none: `statistical` or `strict`."""
 

@@ -15,8 +15,7 @@ information: only one arrangement exists, and they are left out of every test.
 Three tests, one verdict (`gate`):
 
 * **per stratum**: Fisher's exact test, one-sided ("the run's pass rate is lower"): p =
-  P(B <= b). Holm's step-down across the informative strata of the suite (FWER) by
-  default, Benjamini-Hochberg as an option.
+  P(B <= b). Holm's step-down across the informative strata of the suite (FWER).
 * **suite, stratified McNemar**: S = the run's passes summed over the informative strata;
   its exact null is the convolution of the strata's hypergeometrics (the exact conditional
   Cochran-Mantel-Haenszel test); p = P(S <= s). With one baseline sample and one run
@@ -58,15 +57,13 @@ alpha each. docs/gating.md has the measured calibration and power.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Literal
 
 Change = Literal["regression", "within_noise", "unchanged", "improvement"]
-Multiplicity = Literal["holm", "bh"]
-Mode = Literal["statistical"]
 # Which evidence made a stratum a regression.
 Cause = Literal["case", "suite"]
 
@@ -168,19 +165,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
     running = 0.0
     for rank, i in enumerate(sorted(range(count), key=p_values.__getitem__)):
         running = max(running, min(1.0, (count - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
-def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (FDR; under the complete null, FWER), in order."""
-    count = len(p_values)
-    adjusted = [1.0] * count
-    running = 1.0
-    order = sorted(range(count), key=p_values.__getitem__, reverse=True)
-    for rank_from_top, i in enumerate(order):
-        rank = count - rank_from_top
-        running = min(running, count * p_values[i] / rank)
         adjusted[i] = running
     return adjusted
 
@@ -379,7 +363,7 @@ class CaseVerdict:
 
     stratum: Stratum
     p_value: float  # Fisher's exact one-sided
-    adjusted_p_value: float  # across the suite's informative strata (Holm or BH)
+    adjusted_p_value: float  # across the suite's informative strata (Holm)
     change: Change
     cause: Cause | None = None  # for a regression: which evidence made it one
 
@@ -388,9 +372,7 @@ class CaseVerdict:
 class SuiteVerdict:
     """The gate's verdict on one suite: every stratum classified, and the suite tests."""
 
-    mode: Mode
     alpha: float
-    multiplicity: Multiplicity
     case_alpha: float  # the per-stratum family's share of alpha (adjusted p <= it: significant)
     cases: tuple[CaseVerdict, ...]
     suite_tests: tuple[SuiteTest, ...]
@@ -416,13 +398,12 @@ def gate(
     strata: Sequence[Stratum],
     alpha: float = 0.05,
     *,
-    multiplicity: Multiplicity = "holm",
     suite_level: bool = True,
 ) -> SuiteVerdict:
     """Classify every stratum of one suite; the suite fails when any is a `regression`.
 
     `statistical` (default): a dropped stratum is a regression when its own exact test is
-    significant after multiplicity control, or when a suite-level test fires; a drop that
+    significant after Holm's multiplicity control, or when a suite-level test fires; a drop that
     is neither is `within_noise` (listed, not gating). Under no true change the
     probability that anything is called a regression is at most `alpha` (the module
     docstring says why). `suite_level=False` runs the per-stratum family alone, with all
@@ -435,7 +416,7 @@ def gate(
     """
     _check_alpha(alpha)
     tests = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
-    return _statistical(strata, alpha, multiplicity, tests)
+    return _statistical(strata, alpha, tests)
 
 
 def gate_checks(cases: Sequence[Sequence[Stratum]], alpha: float = 0.05) -> SuiteVerdict:
@@ -449,7 +430,7 @@ def gate_checks(cases: Sequence[Sequence[Stratum]], alpha: float = 0.05) -> Suit
     """
     _check_alpha(alpha)
     strata = [check for checks in cases for check in checks]
-    return _statistical(strata, alpha, "holm", (check_flips(cases),))
+    return _statistical(strata, alpha, (check_flips(cases),))
 
 
 def _check_alpha(alpha: float) -> None:
@@ -457,17 +438,12 @@ def _check_alpha(alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
 
 
-def _per_stratum(
-    strata: Sequence[Stratum], multiplicity: Multiplicity
-) -> tuple[list[float], list[float], list[int]]:
+def _per_stratum(strata: Sequence[Stratum]) -> tuple[list[float], list[float], list[int]]:
     """Each stratum's p-value, its adjusted p-value, and the informative strata's indices."""
     p_values = [drop_p_value(s) for s in strata]
     family = [i for i, s in enumerate(strata) if s.informative]
-    adjust: Callable[[Sequence[float]], list[float]] = (
-        holm if multiplicity == "holm" else benjamini_hochberg
-    )
     adjusted = [1.0] * len(strata)
-    for i, q in zip(family, adjust([p_values[i] for i in family]), strict=True):
+    for i, q in zip(family, holm([p_values[i] for i in family]), strict=True):
         adjusted[i] = q
     return p_values, adjusted, family
 
@@ -475,11 +451,10 @@ def _per_stratum(
 def _statistical(
     strata: Sequence[Stratum],
     alpha: float,
-    multiplicity: Multiplicity,
     raw: tuple[SuiteTest, ...],
 ) -> SuiteVerdict:
-    p_values, adjusted, family = _per_stratum(strata, multiplicity)
-    floors = {CASES: _family_floor([min_drop_p_value(strata[i]) for i in family], multiplicity)}
+    p_values, adjusted, family = _per_stratum(strata)
+    floors = {CASES: _family_floor([min_drop_p_value(strata[i]) for i in family])}
     floors.update({test.name: test.min_p_value for test in raw})
     shares = split_alpha(alpha, floors)
     # A zero share never fires, even on a p-value that underflowed to 0.0.
@@ -493,22 +468,15 @@ def _statistical(
         _classify(s, p, q, case_hit=case_alpha > 0.0 and q <= case_alpha, suite_hit=suite_hit)
         for s, p, q in zip(strata, p_values, adjusted, strict=True)
     )
-    return SuiteVerdict("statistical", alpha, multiplicity, case_alpha, verdicts, tests)
+    return SuiteVerdict(alpha, case_alpha, verdicts, tests)
 
 
-def _family_floor(min_p_values: list[float], multiplicity: Multiplicity) -> float:
-    """The smallest family share at which any stratum could be rejected, given the totals.
-
-    Holm's first step needs some p <= share/N; Benjamini-Hochberg needs, for some i, i
-    p-values <= i·share/N, so at least i strata able to reach that.
-    """
+def _family_floor(min_p_values: list[float]) -> float:
+    """The smallest family share at which any stratum could be rejected, given the totals:
+    Holm's first step needs some p <= share/N."""
     if not min_p_values:
         return math.inf
-    ordered = sorted(min_p_values)
-    count = len(ordered)
-    if multiplicity == "holm":
-        return ordered[0] * count
-    return min(q * count / rank for rank, q in enumerate(ordered, start=1))
+    return min(min_p_values) * len(min_p_values)
 
 
 def _classify(

@@ -24,7 +24,6 @@ from evalctl.gatestats import (
     STRATIFIED,
     WEIGHTS,
     Stratum,
-    benjamini_hochberg,
     check_flips,
     clean_baseline_flips,
     drop_p_value,
@@ -101,11 +100,6 @@ def test_fisher_matches_enumeration_and_is_valid(n: int, m: int) -> None:
 def test_holm_adjusted_p_values() -> None:
     adjusted = holm([0.01, 0.04, 0.03, 0.005])
     assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
-
-
-def test_benjamini_hochberg_adjusted_p_values() -> None:
-    adjusted = benjamini_hochberg([0.01, 0.04, 0.03, 0.005])
-    assert adjusted == pytest.approx([0.02, 0.04, 0.04, 0.02])
 
 
 # --- the suite tests ------------------------------------------------------------------
@@ -286,20 +280,15 @@ SINGLE = [(3, 1, 3), (3, 1, 3), (3, 1, 3), (3, 1, 2), (2, 2, 2), (2, 2, 3), (4, 
 REPEATS = [(3, 3, 3), (4, 3, 4), (3, 1, 3), (2, 2, 2)]
 
 
-@pytest.mark.parametrize("multiplicity", ["holm", "bh"])
 @pytest.mark.parametrize(("margins", "alpha"), [(SINGLE, 0.05), (SINGLE, 0.3), (REPEATS, 0.3)])
 def test_the_whole_gate_false_alarm_rate_is_at_most_alpha_by_enumeration(
-    multiplicity: str, margins: list[tuple[int, int, int]], alpha: float
+    margins: list[tuple[int, int, int]], alpha: float
 ) -> None:
     """Exact: for fixed totals, the null probability of any regression, summed outright."""
-    first = gate(next(outcomes(margins))[1], alpha, multiplicity=multiplicity)  # type: ignore[arg-type]
+    first = gate(next(outcomes(margins))[1], alpha)
     assert (first.case_alpha > 0) == (margins is REPEATS)
     false_alarm = sum(
-        (
-            q
-            for q, strata in outcomes(margins)
-            if gate(strata, alpha, multiplicity=multiplicity).failed  # type: ignore[arg-type]
-        ),
+        (q for q, strata in outcomes(margins) if gate(strata, alpha).failed),
         start=Fraction(0),
     )
     assert 0 < false_alarm <= alpha
@@ -320,17 +309,12 @@ def small_suites(draw: st.DrawFn) -> list[tuple[int, int, int]]:
 @given(
     margins=small_suites(),
     alpha=st.sampled_from([0.01, 0.05, 0.2, 0.5]),
-    multiplicity=st.sampled_from(["holm", "bh"]),
 )
 def test_false_alarm_rate_at_most_alpha_for_any_totals(
-    margins: list[tuple[int, int, int]], alpha: float, multiplicity: str
+    margins: list[tuple[int, int, int]], alpha: float
 ) -> None:
     false_alarm = sum(
-        (
-            q
-            for q, strata in outcomes(margins)
-            if gate(strata, alpha, multiplicity=multiplicity).failed  # type: ignore[arg-type]
-        ),
+        (q for q, strata in outcomes(margins) if gate(strata, alpha).failed),
         start=Fraction(0),
     )
     assert false_alarm <= alpha

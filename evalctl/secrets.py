@@ -59,10 +59,6 @@ def configure(names: Iterable[str]) -> None:
     _configured = tuple(names)
 
 
-def configured_names() -> tuple[str, ...]:
-    return _configured
-
-
 # Values redacted whatever variable they came from (`remember_values`).
 _remembered: tuple[str, ...] = ()
 

@@ -57,6 +57,8 @@ from evalctl.plugin_adapt import (
     adapt_kind,
     adapted_judge_factory,
     adapted_provider_factory,
+    defined_name,
+    has_shape,
 )
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
@@ -315,7 +317,7 @@ class Registry:
         if not isinstance(name, str) or not name:
             raise self._bad(type_, str(name), "the name must be a non-empty string")
         shape = _SHAPE.get(type_)
-        if shape is not None and not _has_shape(value, shape) and not callable(value):
+        if shape is not None and not has_shape(value, shape) and not callable(value):
             raise self._bad(type_, name, f"not a {type_} (needs {', '.join(shape)})")
         existing = self._items.get((type_, name))
         if existing is not None:
@@ -333,7 +335,7 @@ class Registry:
         if not entry.resolved:
             value = entry.value
             shape = _SHAPE[type_]
-            if not _has_shape(value, shape):
+            if not has_shape(value, shape):
                 try:
                     value = value()
                 except PLUGIN_FAILURES as exc:  # a plugin's factory may raise anything
@@ -341,14 +343,14 @@ class Registry:
                         f"{entry.origin}: {type_} {name!r} could not be created: "
                         f"{failure_text(exc)}"
                     ) from None
-                if not _has_shape(value, shape):
+                if not has_shape(value, shape):
                     raise BadInputError(
                         f"{entry.origin}: {type_} {name!r} is not a {type_} "
                         f"(needs {', '.join(shape)})"
                     )
             # The model calls a tool by its definition's name; the spy looks it up by the
             # name suites list, so the two must agree.
-            defined = getattr(getattr(value, "definition", None), "name", name)
+            defined = defined_name(value, name)
             if type_ == "tool" and defined != name:
                 raise BadInputError(
                     f"{entry.origin}: tool {name!r} is named {defined!r} in its definition"
@@ -365,11 +367,6 @@ class Registry:
                 )
             entry.value, entry.resolved = value, True
         return entry.value
-
-
-def _has_shape(value: Any, attributes: tuple[str, ...]) -> bool:
-    # A class has its methods as attributes too: only instances count as the thing itself.
-    return not isinstance(value, type) and all(hasattr(value, a) for a in attributes)
 
 
 class PluginSetting:

@@ -29,6 +29,17 @@ from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, Suite
 from evalctl.tools.base import ToolContext
 
 
+def has_shape(value: Any, attributes: tuple[str, ...]) -> bool:
+    """Whether `value` is the thing itself (it has `attributes`) rather than a factory of
+    one. A class has its methods as attributes too: only instances count."""
+    return not isinstance(value, type) and all(hasattr(value, a) for a in attributes)
+
+
+def defined_name(tool: Any, default: str) -> str:
+    """The name a tool's `definition` gives it (`default` where it gives none)."""
+    return str(getattr(getattr(tool, "definition", None), "name", default))
+
+
 def adapt_kind(value: Any) -> SuiteKind:
     """`value` as a `SuiteKind`: itself when it inherits the base, else wrapped once."""
     return value if isinstance(value, SuiteKind) else _AdaptedKind(value)

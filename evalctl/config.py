@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from evalctl import secrets, template_budget, userfiles
+from evalctl import secrets, template_budget, userfiles, userpaths
 from evalctl.errors import BadInputError, InfraError
 
 CONFIG_FILE = "evalctl.toml"
@@ -183,6 +183,11 @@ class Settings(BaseModel):
     # The most a tool may return (command stdout, a python tool's JSON), in bytes, unless its
     # declaration sets `max_output_bytes`; past it the call is a tool error.
     tool_output_limit: int = Field(default=DEFAULT_TOOL_OUTPUT_LIMIT, ge=1)
+    # Files a suite names (`cases_from`, `fixture`) may lie outside its project; not honoured
+    # under --no-tools-exec / EVALCTL_NO_TOOLS_EXEC (evalctl.userpaths, docs/security.md).
+    allow_outside_paths: bool = False
+    # The most evalctl reads of any one file, in bytes; EVALCTL_MAX_FILE_BYTES overrides it.
+    max_file_bytes: int = Field(default=userfiles.DEFAULT_MAX_FILE_BYTES, ge=1)
     # The budget of one `{{ var }}` template's render: seconds, and characters of output (and
     # of any one string or list it builds); past it `validate` and `run` refuse the template
     # (evalctl.template_budget, docs/security.md).
@@ -237,6 +242,11 @@ def load_settings(
         if path.parent != base:
             _rebase(settings, path.parent)
     secrets.configure(settings.redact_env)
+    if env.get("EVALCTL_MAX_FILE_BYTES"):
+        variable = "EVALCTL_MAX_FILE_BYTES"
+        settings.max_file_bytes = _positive_int(env[variable], variable)
+    userfiles.set_max_file_bytes(settings.max_file_bytes)
+    userpaths.allow_from_config(settings.allow_outside_paths)
     template_budget.configure(settings.template_time_s, settings.template_max_chars)
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
@@ -245,6 +255,16 @@ def load_settings(
     if env.get("EVALCTL_GEMINI_BASE_URL"):
         settings.providers.gemini_base_url = env["EVALCTL_GEMINI_BASE_URL"]
     return settings
+
+def _positive_int(value: str, name: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise BadInputError(f"{value!r} is not a whole number above 0", field=name)
+    return number
+
 
 
 def config_for(cwd: Path, suite_paths: Sequence[Path] = ()) -> Path | None:

@@ -8,6 +8,12 @@ missing file, a directory where a file belongs (or the reverse), no permission, 
 are not UTF-8 (a binary file), invalid or truncated TOML/JSON/CSV, and nesting deep enough
 to exhaust Python's recursion limit or any recursive code that walks the data later.
 
+Every read is bounded: a file that is not a regular file (a device such as /dev/zero, a
+FIFO, a socket) is refused before it is opened for reading (and a FIFO is never opened
+blocking), and a file larger than the size limit (`max_file_bytes` in evalctl.toml,
+EVALCTL_MAX_FILE_BYTES; 100 MB by default) is refused with the limit named, never read into
+memory whole. Which files a suite may name at all is evalctl.userpaths' rule.
+
 Writing is the other half: `environment_error` turns an OSError from a write (full disk,
 read-only mount, no permission) into an `InfraError` (exit 3) that says what to fix.
 """
@@ -18,6 +24,8 @@ import csv
 import errno
 import io
 import json
+import os
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,10 +53,47 @@ ENVIRONMENT_ERRNOS = frozenset(
 )
 
 
+# The most of one file evalctl reads (bytes), unless `max_file_bytes` in evalctl.toml or
+# EVALCTL_MAX_FILE_BYTES (`set_max_file_bytes`, from config) says otherwise: far above any
+# suite, data file or results file evalctl ships or writes for thousands of cases, far below
+# what would exhaust memory once parsed.
+DEFAULT_MAX_FILE_BYTES = 100_000_000
+_limit = DEFAULT_MAX_FILE_BYTES
+
+# What a file that is not a regular file is, in words.
+_SPECIAL = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def set_max_file_bytes(limit: int | None) -> None:
+    """The size limit of every later read (None: the default)."""
+    global _limit
+    _limit = DEFAULT_MAX_FILE_BYTES if limit is None else limit
+
+
+def max_file_bytes() -> int:
+    return _limit
+
+
 def read_bytes(path: Path, *, what: str = "file") -> bytes:
-    """The bytes of `path`, or a BadInputError naming it and saying why not."""
+    """The bytes of `path`, or a BadInputError naming it and saying why not. Only a regular
+    file (or a symlink to one) is read, and only up to the size limit: a device, FIFO or
+    socket is refused after `stat`, before it is opened, and it is opened non-blocking, so a
+    FIFO put in place between the two cannot hang the read either."""
     try:
-        return path.read_bytes()
+        _check_regular(os.stat(path), path, what)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            _check_regular(info, path, what)
+            data = fh.read(_limit + 1)
+        if len(data) > _limit:
+            raise _too_big(path, what)
+        return data
     except FileNotFoundError:
         raise BadInputError(f"no such {what}", file=str(path)) from None
     except IsADirectoryError:
@@ -61,6 +106,27 @@ def read_bytes(path: Path, *, what: str = "file") -> bytes:
         raise BadInputError("permission denied: cannot read it", file=str(path)) from None
     except OSError as exc:
         raise BadInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+
+
+def _check_regular(info: os.stat_result, path: Path, what: str) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((words for test, words in _SPECIAL if test(info.st_mode)), "a special file")
+        raise BadInputError(
+            f"is {kind}, not a regular file: evalctl reads a {what} only from a regular file",
+            file=str(path),
+        )
+    if info.st_size > _limit:
+        raise _too_big(path, what)
+
+
+def _too_big(path: Path, what: str) -> BadInputError:
+    return BadInputError(
+        f"larger than the {_limit:,}-byte limit on a {what} (max_file_bytes in evalctl.toml, "
+        "or EVALCTL_MAX_FILE_BYTES, raises it)",
+        file=str(path),
+    )
 
 
 def decode_text(raw: bytes, path: Path) -> str:
@@ -327,7 +393,9 @@ def _record(item: Any, where: str, path: Path) -> Record:
 
 def _jsonl_records(text: str, path: Path) -> list[Record]:
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a "\r" before it is JSON whitespace): str.splitlines() would
+    # also split at U+2028, U+0085 and other characters a JSON string may hold as they are.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -52,6 +52,19 @@ def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     plugin_loader.reset()
 
 
+@pytest.fixture(autouse=True)
+def fresh_file_rules() -> Iterator[None]:
+    """Each test starts under the path rule and the default size limit (evalctl.userpaths,
+    evalctl.userfiles): an evalctl.toml or flag of an earlier test opens nothing."""
+    from evalctl import userfiles, userpaths
+
+    userpaths.reset()
+    userfiles.set_max_file_bytes(None)
+    yield
+    userpaths.reset()
+    userfiles.set_max_file_bytes(None)
+
+
 @pytest.fixture
 def echo_suite(tmp_path: Path) -> Path:
     """A two-case suite of the test-only `echo` kind, with its `upper` tool registered."""

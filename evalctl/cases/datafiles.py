@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalctl import userfiles
+from evalctl import userfiles, userpaths
 from evalctl.cases.schema import SuiteTable
 from evalctl.cases.template import Renderer
 from evalctl.errors import BadInputError
@@ -46,7 +46,7 @@ class RawCase:
 
 
 def expand_cases(
-    table: SuiteTable, inline: list[Any], suite_dir: Path
+    table: SuiteTable, inline: list[Any], suite_dir: Path, suite_file: Path | None = None
 ) -> tuple[list[RawCase], list[BadInputError]]:
     """Every case of the suite, inline ones first, then each data file's rows in order; and
     the problems with the data files themselves (unreadable, no ids)."""
@@ -67,7 +67,14 @@ def expand_cases(
     cases = [_inline_case(renderer, raw, index, template) for index, raw in enumerate(inline)]
     errors: list[BadInputError] = []
     for name in table.data_files:
-        path = suite_dir / name
+        try:
+            # The path rule (evalctl.userpaths): a data file lies inside the suite's project.
+            path = userpaths.inside_project(
+                name, suite_dir, file=suite_file or suite_dir, field="suite.cases_from"
+            )
+        except BadInputError as exc:
+            errors.append(exc)
+            continue
         try:
             records = userfiles.read_records(path)
         except BadInputError as exc:

@@ -202,7 +202,7 @@ def load_suite(path: Path) -> Suite:
         # A spied function's calls, and those a target reports, are tool calls too.
         offered = list(table.tools) + [spy.tool_name for spy in table.spy]
         offered += [name for target in table.target for name in target.tools]
-        expanded, file_errors = expand_cases(table, raw_cases, path.parent)
+        expanded, file_errors = expand_cases(table, raw_cases, path.parent, path)
         errors.errors.extend(file_errors)
     else:
         expanded = [RawCase(c, _case_label(c, i)) for i, c in enumerate(raw_cases)]

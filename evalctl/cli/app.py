@@ -15,6 +15,7 @@ from evalctl.cli.crashlog import save_traceback
 from evalctl.errors import EvalctlError, ExitCode, Outcome
 from evalctl.secrets import redact
 from evalctl.userfiles import environment_error
+from evalctl.userpaths import reset as reset_path_rule
 
 app = typer.Typer(
     name="evalctl",
@@ -51,6 +52,8 @@ def _register(argv: list[str]) -> None:
 
 def main() -> None:
     _register(sys.argv[1:])
+    # The path rule's opt-ins are per command: an earlier in-process call's are forgotten.
+    reset_path_rule()
     as_json = "--json" in sys.argv[1:]
     output = sys.modules.get("evalctl.cli.output")
     if output is not None:

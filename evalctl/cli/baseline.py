@@ -100,6 +100,7 @@ def baseline(
     seed: Annotated[int | None, options.SEED] = None,
     samples: Annotated[int | None, options.SAMPLES] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
+    allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
     cell: Annotated[
         list[str] | None,
         typer.Option(
@@ -137,6 +138,7 @@ def baseline(
     from evalctl.baselines.write import baseline_path
     from evalctl.results.matrix import is_matrix_dir
 
+    options.path_rule(allow_outside_paths, no_tools_exec)
     if cell and (from_results is None or not is_matrix_dir(from_results)):
         raise BadInputError("only applies with --from MATRIX_DIR (a matrix run)", field="--cell")
     settings = options.settings_from_env(cases)
@@ -259,8 +261,10 @@ def _write_one(
     )
 
     fresh = _built(run, results_path, bar, settings)
+    _refuse_non_baseline(path)
     # Read, merge and write under one lock, or a concurrent writer's update is lost.
     with baseline_lock(path):
+        _refuse_non_baseline(path)  # again: another writer may have put a file there since
         replaced = path.exists()
         kept = 0
         if replaced and is_filtered(run):
@@ -286,6 +290,31 @@ def _write_one(
         kept_outside_selection=kept,
         samples=run.settings.repeats if run.settings.sampled else 1,
     )
+
+
+def _refuse_non_baseline(path: Path) -> None:
+    """A baseline is written over a baseline only: any other file at `path` (a run's
+    results.json, a package.json, a directory) would be lost, so it is refused (exit 2)."""
+    from evalctl.results.document import load_document
+
+    if not path.exists() and not path.is_symlink():
+        return
+    why = "is a directory" if path.is_dir() else None
+    if why is None:
+        try:
+            kind = load_document(path).kind
+        except BadInputError as exc:
+            why = f"is not a baseline: {exc.detail}"
+        else:
+            if kind != "baseline":
+                why = "is not a baseline but " + ("run results" if kind == "run" else "other JSON")
+    if why is not None:
+        raise BadInputError(
+            f"{why}; evalctl replaces only a baseline file",
+            file=str(path),
+            field="--out",
+            hint="remove it, or name another file (or a directory, with --from MATRIX_DIR)",
+        )
 
 
 def _built(run: RunResult, results_path: Path, bar: float, settings: Settings) -> Baseline:

@@ -77,9 +77,11 @@ def list_cases(
     feature: Annotated[list[str] | None, options.FEATURE] = None,
     meta: Annotated[list[str] | None, options.META] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """List the cases of every suite."""
+    options.path_rule(allow_outside_paths)
     settings = options.settings_from_env(_paths(paths, cases))
     suites = load_suites(
         _paths(paths, cases),
@@ -123,13 +125,17 @@ def validate(
     ] = None,
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
+    allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Validate suite files strictly: everything `run` would check, files and modules they
     name included. Exit 2 listing every problem (file, case id, field) in every file.
 
     Runs none of the suites' code: a python tool's module is read, never imported. With
-    --no-tools-exec, command and python tools are problems too, as `run --no-tools-exec` says."""
+    --no-tools-exec, command and python tools are problems too, as `run --no-tools-exec` says.
+    Files a suite names must lie inside its project unless --allow-outside-paths is given
+    (docs/security.md, "The path rule")."""
+    options.path_rule(allow_outside_paths, no_tools_exec)
     settings = options.settings_from_env(_paths(paths, cases))
     files = discover(_paths(paths, cases), settings.cases_dir)
     suites, problems = [], []

@@ -77,6 +77,23 @@ NO_TOOLS_EXEC = typer.Option(
     envvar="EVALCTL_NO_TOOLS_EXEC",
     help="Refuse (exit 2) suites that declare command or python tools, which run code.",
 )
+# The path rule's opt-in (evalctl.userpaths; docs/security.md, "The path rule").
+ALLOW_OUTSIDE_PATHS = typer.Option(
+    "--allow-outside-paths",
+    help="Let suites name files (cases_from, fixture) outside their project: absolute, "
+    "'..' or symlinked out. Honoured even with --no-tools-exec.",
+)
+
+
+def path_rule(allow_outside_paths: bool, no_tools_exec: bool = False) -> None:
+    """Tell the path rule what this command line says: the opt-in flag, and whether tools
+    may run code (where they may not, evalctl.toml's `allow_outside_paths` is ignored)."""
+    from evalctl import userpaths
+
+    userpaths.allow_from_flag(allow_outside_paths)
+    userpaths.refuse_tools_exec(no_tools_exec)
+
+
 # Sampling overrides for every suite and case (docs/writing-suites.md, "Sampling").
 TEMPERATURE = typer.Option(
     "--temperature",

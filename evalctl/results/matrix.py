@@ -12,11 +12,12 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from evalctl import userfiles
 from evalctl.errors import BadInputError
 from evalctl.results.io import write_json_atomic
+from evalctl.userpaths import SAFE_NAME, SAFE_NAME_WORDS
 
 MATRIX_FILE = "matrix.json"
 # What a cell id may hold: a file name on every platform, and a baseline file's stem.
@@ -33,6 +34,8 @@ def cell_id(provider: str, model: str | None, prompt: str | None) -> str:
 class MatrixCell(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # The cell's directory and its baseline's file name (`<id>.json`): a matrix directory is
+    # often a downloaded CI artifact, so an id that is a path (`../../x`, `/etc/x`) is refused.
     id: str
     provider: str
     # As given (`--model`, `[matrix] models`); None: the provider's default model.
@@ -43,6 +46,13 @@ class MatrixCell(BaseModel):
     # The cell's results file, relative to the matrix directory; None when it did not run.
     results: str | None = None
     skip_reason: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _file_name(cls, value: str) -> str:
+        if not SAFE_NAME.fullmatch(value):
+            raise ValueError(f"{value!r} cannot be a cell id: it must be {SAFE_NAME_WORDS}")
+        return value
 
 
 class MatrixIndex(BaseModel):

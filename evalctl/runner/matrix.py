@@ -12,10 +12,19 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evalctl import userfiles
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
 from evalctl.providers.registry import SPECS, ProviderOptions
-from evalctl.results.matrix import MATRIX_FILE, MatrixCell, MatrixIndex, cell_id, write_matrix
+from evalctl.results.matrix import (
+    MATRIX_FILE,
+    MatrixCell,
+    MatrixIndex,
+    cell_id,
+    is_matrix_dir,
+    read_matrix,
+    write_matrix,
+)
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.execute import InterruptedRunError, execute_run, new_run_id
 from evalctl.runner.prompt_variant import template_problem
@@ -191,24 +200,68 @@ def execute_matrix(
             prompt_template=cell.template,
             out_dir=out_dir / cell.id,
         )
+        # The cell is indexed before it starts, as not finished: a matrix killed during it
+        # (SIGKILL leaves no chance to write anything) still lists it, and `run --resume`
+        # of its directory puts its results in (`record_resumed_cell`).
+        index.cells.append(
+            _index_cell(CellRun(cell, skip_reason=unfinished_reason(out_dir, cell.id)))
+        )
+        _make_dir(out_dir)
+        index_path = write_matrix(index, out_dir)
         try:
             outcome = execute_run(one, settings, env)
         except InterruptedRunError:
             # The interrupted cell wrote what it finished: index it with the cells before.
             partial = out_dir / cell.id / RESULTS_FILE
             if partial.is_file():
-                index.cells.append(_index_cell(CellRun(cell), f"{cell.id}/{RESULTS_FILE}"))
+                index.cells[-1] = _index_cell(CellRun(cell), f"{cell.id}/{RESULTS_FILE}")
                 index_path = write_matrix(index, out_dir)
                 if on_interrupt is not None:
                     on_interrupt(MatrixRun(run_id, out_dir, index_path, index, runs))
             raise
         run = CellRun(cell, outcome=outcome)
         runs.append(run)
-        index.cells.append(_index_cell(run))
+        index.cells[-1] = _index_cell(run)
         index_path = write_matrix(index, out_dir)
     index.finished_at = _now()
     index_path = write_matrix(index, out_dir)
     return MatrixRun(run_id, out_dir, index_path, index, runs)
+
+
+def _make_dir(out_dir: Path) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        error = userfiles.environment_error(exc, "create the matrix directory", out_dir)
+        if error is None:
+            raise
+        raise error from None
+
+
+def unfinished_reason(out_dir: Path, cell: str) -> str:
+    """What a cell that has not finished says in the index (and the reports) until it does."""
+    return (
+        f"did not finish (stopped or killed); `evalctl run --resume {out_dir / cell}` finishes it"
+    )
+
+
+def record_resumed_cell(run_dir: Path, results_path: Path) -> tuple[Path, MatrixIndex] | None:
+    """A resumed run that is a matrix cell (its directory a cell's, beside `matrix.json`):
+    put its results into the index, so the matrix reports, `compare` and `baseline --from`
+    see the cell. Returns the matrix directory and its index; None for a run of its own."""
+    matrix_dir = run_dir.resolve().parent
+    if not is_matrix_dir(matrix_dir):
+        return None
+    index = read_matrix(matrix_dir)
+    for position, cell in enumerate(index.cells):
+        if cell.id == run_dir.resolve().name:
+            results = f"{cell.id}/{results_path.name}"
+            index.cells[position] = cell.model_copy(
+                update={"results": results, "skip_reason": None}
+            )
+            write_matrix(index, matrix_dir)
+            return matrix_dir, index
+    return None
 
 
 def _index_cell(run: CellRun, results: str | None = None) -> MatrixCell:

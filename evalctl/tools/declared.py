@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalctl import userfiles
+from evalctl import userfiles, userpaths
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.errors import BadInputError
 from evalctl.tools.base import Tool, ToolContext, ToolFailedError, ToolInputError, ToolOutput
@@ -38,6 +38,15 @@ def read_fixture(path: Path) -> dict[str, Any]:
     return data
 
 
+def fixture_path(decl: ToolDecl, suite_dir: Path) -> Path:
+    """Where the fixture is: inside the suite's project (evalctl.userpaths), or a
+    BadInputError naming the field."""
+    assert decl.fixture is not None
+    return userpaths.inside_project(
+        decl.fixture, suite_dir, file=suite_dir, field=f"tool {decl.name}.fixture"
+    )
+
+
 def fixture_key(value: Any) -> str:
     """JSON object keys are strings: the argument 7 picks entry "7", true picks "true"."""
     if isinstance(value, str):
@@ -52,7 +61,7 @@ class FixtureTool:
         assert decl.fixture is not None and decl.key is not None
         self.definition = definition_of(decl)
         self._key = decl.key
-        self._path = suite_dir / decl.fixture
+        self._path = fixture_path(decl, suite_dir)
         self._entries: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
@@ -111,7 +120,9 @@ def declared_tool_problems(decl: ToolDecl, suite_dir: Path) -> list[tuple[str, s
         problems.append(("parameters", problem))
     if decl.fixture is not None:
         try:
-            read_fixture(suite_dir / decl.fixture)
+            read_fixture(fixture_path(decl, suite_dir))
+        except BadInputError as exc:
+            problems.append(("fixture", exc.detail))
         except ValueError as exc:
             problems.append(("fixture", str(exc)))
         properties = decl.parameters.get("properties")

@@ -28,7 +28,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from evalctl import userfiles
 from evalctl.cases.tooldecl import ToolDecl
+from evalctl.errors import BadInputError
 from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
 from evalctl.tools.environment import tool_environment
 from evalctl.tools.output import (
@@ -280,7 +282,11 @@ def python_tool_problems(spec: str, suite_dir: Path) -> list[str]:
     if origin.suffix != ".py":
         return []  # compiled or built in: its names cannot be read without importing it
     try:
-        tree = ast.parse(origin.read_bytes(), filename=str(origin))
+        # Through the reader of user files: a FIFO or device named like a module is refused
+        # rather than read without end.
+        tree = ast.parse(userfiles.read_bytes(origin, what="python module"), filename=str(origin))
+    except BadInputError as exc:
+        return [f"module {module_name!r} ({origin}) cannot be read: {exc.detail}"]
     except (SyntaxError, ValueError) as exc:
         return [f"module {module_name!r} ({origin}) does not parse: {exc}"]
     except OSError as exc:

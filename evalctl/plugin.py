@@ -15,7 +15,8 @@ loaded from either place:
 
 `register` receives a `Registry` and calls its `add_*` methods. The extension points:
 
-- `add_kind(name, kind)`: a suite kind (`[suite] kind = "<name>"`), a `SuiteKind`.
+- `add_kind(name, kind)`: a suite kind (`[suite] kind = "<name>"`), a `SuiteKind`
+  (its `drive()` returns a `Drive`).
 - `add_tool(name, tool)`: a tool suites list in `[suite] tools`, a `Tool`.
 - `add_check(name, check)`: an assertion type (`[[case.assert]] type = "<name>"`), a
   `Check` whose `type_name` is `name`.
@@ -84,7 +85,7 @@ from evalctl.scoring.judging import (
     JudgeService,
     JudgeSetup,
 )
-from evalctl.scoring.kinds import RequestShape, SuiteKind
+from evalctl.scoring.kinds import Drive, RequestShape, SuiteKind
 from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "Case",
     "Check",
     "CheckResult",
+    "Drive",
     "GradeRequest",
     "JudgeFactory",
     "JudgeService",

@@ -61,6 +61,14 @@ class ProviderTraits:
     # How it runs on this machine, where that is known without creating it (the local
     # engine's backend and GPU layers); asked only when the provider is available.
     describe: Callable[[ProviderOptions], str] | None = None
+    # Raises BadInputError where an option the user typed for it names nothing (a --script
+    # or --model that is no file, a flag it cannot do without): bad input (exit 2), not an
+    # unavailable provider (exit 3, which CI reads as a broken machine). Asked before
+    # `unavailable_reason` by `create`; None: nothing to check.
+    check_given: Callable[[ProviderOptions], None] | None = None
+    # It answers from the reply script given with --script: `--provider all` runs it (not
+    # `real`) when a script is given.
+    replays_script: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,30 @@ def _scripted_reason(options: ProviderOptions) -> str | None:
     return None
 
 
+def _scripted_given(options: ProviderOptions) -> None:
+    """Asking for the scripted provider without its --script is a missing flag, nothing wrong
+    with the machine; a --script that is no file is bad input too."""
+    script = options.script
+    if script is None:
+        raise BadInputError(
+            "the scripted provider needs --script FILE (a reply script)",
+            field="--script",
+            hint="docs/writing-suites.md, 'Reply scripts', describes the file",
+        )
+    if not script.is_file():
+        what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
+        raise BadInputError(what, file=str(script), field="--script")
+
+
+def _local_given(options: ProviderOptions) -> None:
+    """A --model (or `local_model`) that is neither a manifest name nor a file is bad input."""
+    from evalctl.modelfiles.manifest import load_manifest, resolve
+
+    model = options.model or options.settings.local_model
+    if model is not None and load_manifest().get(model) is None:
+        resolve(model)  # raises BadInputError naming the path that is not a file
+
+
 def _local_describe(options: ProviderOptions) -> str:
     from evalctl.providers.local_engine import describe
 
@@ -248,6 +280,7 @@ def register(registry: ProviderRegistrar) -> None:
             capabilities=_CHAT_AND_EMBEDDINGS,
             detect_env=("EVALCTL_LOCAL_MODEL",),
             describe=_local_describe,
+            check_given=_local_given,
         ),
     )
     registry.add_provider(
@@ -299,6 +332,8 @@ def register(registry: ProviderRegistrar) -> None:
             concurrent=True,
             real=False,
             deterministic=True,
+            check_given=_scripted_given,
+            replays_script=True,
         ),
     )
     registry.add_provider(
@@ -436,29 +471,6 @@ def detect(options: ProviderOptions) -> str:
     return DEFAULT_PROVIDER
 
 
-def _check_given_paths(name: str, options: ProviderOptions) -> None:
-    """A --script or --model the user typed that names no file is bad input (exit 2), not an
-    unavailable provider (exit 3, which CI reads as a broken machine). So is asking for the
-    scripted provider without its --script: a missing flag, nothing wrong with the machine."""
-    if name == "scripted":
-        script = options.script
-        if script is None:
-            raise BadInputError(
-                "the scripted provider needs --script FILE (a reply script)",
-                field="--script",
-                hint="docs/writing-suites.md, 'Reply scripts', describes the file",
-            )
-        if not script.is_file():
-            what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
-            raise BadInputError(what, file=str(script), field="--script")
-    if name == "local":
-        from evalctl.modelfiles.manifest import load_manifest, resolve
-
-        model = options.model or options.settings.local_model
-        if model is not None and load_manifest().get(model) is None:
-            resolve(model)  # raises BadInputError naming the path that is not a file
-
-
 def create(name: str, options: ProviderOptions) -> Provider:
     specs = _specs()
     spec = specs.get(name)
@@ -466,7 +478,8 @@ def create(name: str, options: ProviderOptions) -> Provider:
         raise BadInputError(
             f"unknown provider {name!r}", field="--provider", hint=f"choose from {', '.join(specs)}"
         )
-    _check_given_paths(name, options)
+    if spec.traits.check_given is not None:
+        spec.traits.check_given(options)
     reason = spec.unavailable_reason(options)
     if reason is not None:
         raise ProviderUnavailableError(

@@ -25,9 +25,14 @@ def execute_all(request: RunRequest, settings: Settings, env: Mapping[str, str])
             "a model name belongs to one provider; drop it with --provider all", field="--model"
         )
     options = ProviderOptions(settings=settings, env=env, script=request.script)
-    # The scripted provider is a test tool (not `real`): it joins only when a script was given.
-    # The targets (python, http, command) are applications set up per suite: never.
-    wanted = {s.name for s in SPECS.values() if s.real or (s.name == "scripted" and request.script)}
+    # A replayer (the scripted provider) is a test tool (not `real`): it joins only when a
+    # script was given. The targets (python, http, command) are applications set up per
+    # suite: never.
+    wanted = {
+        s.name
+        for s in SPECS.values()
+        if s.real or (s.traits.replays_script and request.script is not None)
+    }
     cells: list[Cell] = []
     skipped: list[CellRun] = []
     for row in availability(options):

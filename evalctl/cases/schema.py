@@ -160,6 +160,7 @@ class SuiteTable(_SamplingFields):
     def gate_rule(self) -> GateRuleName | None:
         """The gate rule this suite asked for; None: `compare`'s own."""
         return self.gate.rule if isinstance(self.gate, SuiteGate) else self.gate
+
     # The application under test (`target = {...}`, or several `[[suite.target]]`, one per
     # type): the first runs the suite when no --provider is given (docs/targets.md).
     target: list[TargetConfig] = Field(default_factory=list)
@@ -243,6 +244,7 @@ class CaseEntry(_SamplingFields):
             else v
             for k, v in value.items()
         }
+
     input: dict[str, Any]
     expected: dict[str, Any] = Field(default_factory=dict)
     # `[[case.assert]]` tables; the suite's kind validates them (the `assert` kind does).

@@ -56,6 +56,7 @@ from evalctl.errors import BadInputError
 from evalctl.plugin_adapt import (
     adapt_check,
     adapt_kind,
+    adapt_tool,
     adapted_judge_factory,
     adapted_provider_factory,
     defined_name,
@@ -362,6 +363,8 @@ class Registry:
                 value = adapt_kind(value)
             if type_ == "check":
                 value = adapt_check(value)
+            if type_ == "tool":
+                value = adapt_tool(value)
             # A check names its type itself; the name it is registered under must agree.
             if type_ == "check" and value.type_name != name:
                 raise BadInputError(

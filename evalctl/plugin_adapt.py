@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalctl.cases.schema import Case, Suite, SuiteTable
-from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall
+from evalctl.chat import CompletionRequest, CompletionResponse, Message, ToolCall, ToolDef
 from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError
 from evalctl.providers.base import SAMPLING_PARAMS, Provider, Speed
@@ -26,7 +26,7 @@ from evalctl.results.models import CheckResult
 from evalctl.scoring.check import Check, ScoringContext
 from evalctl.scoring.judging import GradeRequest, JudgeFactory, Judgement, JudgeService, JudgeSetup
 from evalctl.scoring.kinds import MODEL_CONVERSATION, Drive, RequestShape, SuiteKind
-from evalctl.tools.base import ToolContext
+from evalctl.tools.base import Tool, ToolContext, ToolOutput
 
 
 def has_shape(value: Any, attributes: tuple[str, ...]) -> bool:
@@ -245,3 +245,21 @@ class _AdaptedCheck(Check[Any]):
 
     def applies(self, case: Case) -> bool:
         return not callable(self._applies) or bool(self._applies(case))
+
+
+def adapt_tool(value: Any) -> Tool:
+    """`value` as a `Tool`: itself when it inherits the base, else wrapped once."""
+    return value if isinstance(value, Tool) else _AdaptedTool(value)
+
+
+class _AdaptedTool(Tool):
+    """A duck-typed tool behind the base class, its optional hook probed once."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.definition: ToolDef = inner.definition
+        self.lenient_arguments = bool(getattr(inner, "lenient_arguments", False))
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        output: ToolOutput = self._inner.run(arguments, ctx)
+        return output

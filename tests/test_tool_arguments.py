@@ -14,7 +14,7 @@ from evalctl.assertions.kind import AssertInput, NoExpected
 from evalctl.cases.schema import Case
 from evalctl.chat import ToolCall, ToolDef
 from evalctl.config import Settings
-from evalctl.tools.base import ToolContext, ToolOutput, ToolSpy
+from evalctl.tools.base import Tool, ToolContext, ToolOutput, ToolSpy
 from tests.cli_helpers import run_cli
 
 PARAMETERS = {
@@ -27,7 +27,7 @@ PARAMETERS = {
 }
 
 
-class Weather:
+class Weather(Tool):
     """A tool that answers whatever it is given, and counts its runs."""
 
     definition = ToolDef(name="weather", description="", parameters=PARAMETERS)

@@ -1,4 +1,4 @@
-"""The Tool protocol, the context a tool runs in, and the recording spy the runner uses.
+"""The Tool base class, the context a tool runs in, and the recording spy the runner uses.
 
 The spy checks a call's arguments against the tool's `parameters` (a JSON Schema) before the
 tool runs: invalid ones go back to the model as a tool error, and the record lists why
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from evalctl.cases.schema import Case
 from evalctl.chat import ToolCall, ToolDef, ToolResult
@@ -77,11 +78,20 @@ class ToolOutput:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-class Tool(Protocol):
-    @property
-    def definition(self) -> ToolDef: ...
+class Tool(ABC):
+    """The base of a tool: `definition` (a class attribute, usually) and `run` are required;
+    the optional hook has its default here. A plugin's tool that does not inherit is adapted
+    once, when it is registered (evalctl.plugin_adapt)."""
 
-    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput: ...
+    # What the model sees: its name (the name suites list), description and parameters.
+    definition: ToolDef
+    # It reads its arguments leniently itself (the module docstring): it runs on arguments
+    # that break its schema, and the record still lists what broke it.
+    lenient_arguments: bool = False
+
+    @abstractmethod
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """The tool's result; `ToolInputError` for unusable arguments."""
 
 
 class ToolSpy:
@@ -112,7 +122,7 @@ class ToolSpy:
                 f"error: unknown tool {call.name!r}; available: {', '.join(self._tools)}",
                 True,
             )
-        elif invalid and not getattr(tool, "lenient_arguments", False):
+        elif invalid and not tool.lenient_arguments:
             listed = "; ".join(invalid)
             content, is_error = f"error: invalid arguments for {call.name!r}: {listed}", True
         else:

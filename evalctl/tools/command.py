@@ -19,7 +19,7 @@ from typing import Any
 
 from evalctl import supervise
 from evalctl.cases.tooldecl import ToolDecl
-from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
+from evalctl.tools.base import Tool, ToolContext, ToolFailedError, ToolOutput
 from evalctl.tools.environment import tool_environment
 from evalctl.tools.output import definition_of, output_limit, output_of, too_large
 
@@ -27,7 +27,7 @@ from evalctl.tools.output import definition_of, output_limit, output_of, too_lar
 _STDERR_TAIL = 500
 
 
-class CommandTool:
+class CommandTool(Tool):
     """Runs a command: the arguments as JSON on stdin, the result as JSON on stdout."""
 
     def __init__(self, decl: ToolDecl, suite_dir: Path):

@@ -54,7 +54,7 @@ def fixture_key(value: Any) -> str:
     return json.dumps(value)
 
 
-class FixtureTool:
+class FixtureTool(Tool):
     """Returns the fixture entry named by the value of argument `key`."""
 
     def __init__(self, decl: ToolDecl, suite_dir: Path):
@@ -86,7 +86,7 @@ class FixtureTool:
         return output_of(entries[entry_key])
 
 
-class MockTool:
+class MockTool(Tool):
     """Returns the declaration's `mock` value to every call: a tool whose only job is to be
     called (and recorded), such as one that would file a ticket, needs no backend to stub."""
 

@@ -31,7 +31,7 @@ from typing import Any
 from evalctl import userfiles
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.errors import BadInputError
-from evalctl.tools.base import ToolContext, ToolFailedError, ToolOutput
+from evalctl.tools.base import Tool, ToolContext, ToolFailedError, ToolOutput
 from evalctl.tools.environment import tool_environment
 from evalctl.tools.output import (
     MAX_VALUE_NESTING,
@@ -183,7 +183,7 @@ def _stop_workers(idle: list[_Worker], lock: threading.Lock) -> None:
         worker.stop()
 
 
-class PythonTool:
+class PythonTool(Tool):
     """Calls `module:function(**arguments)` in a worker process; its return value is the
     result. Cases that run at once each get a worker of their own."""
 

@@ -21,7 +21,7 @@ from evalctl.suites.release_assets.recipe import (
     parse_recipe,
     resolve,
 )
-from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput
+from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput
 
 MAX_TEXT = 4000  # characters of a fetched file shown to the model: keep small contexts safe
 
@@ -75,33 +75,31 @@ def _unknown(name: str, release: ReleaseFixture, candidates: list[str]) -> ToolI
     return ToolInputError(f"{release.repo} {release.tag} has no file {name!r}.{hint}")
 
 
-class FetchFile:
+class FetchFile(Tool):
     # Reads its arguments leniently itself and says what it made of them; its baselines
     # were recorded so (evalctl.tools.base).
     lenient_arguments = True
 
-    @property
-    def definition(self) -> ToolDef:
-        return ToolDef(
-            name="fetch_file",
-            description=(
-                "Read a small text file of this release: a checksum list or signature from "
-                "the assets, or a repository file such as README.md. Archives and binaries "
-                "are not shown (use inspect_archive to list an archive)."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "name": {
-                        "type": "string",
-                        "maxLength": MAX_NAME,
-                        "description": "An asset name, a repository path, or the file's URL.",
-                    }
-                },
-                "required": ["name"],
-                "additionalProperties": False,
+    definition = ToolDef(
+        name="fetch_file",
+        description=(
+            "Read a small text file of this release: a checksum list or signature from "
+            "the assets, or a repository file such as README.md. Archives and binaries "
+            "are not shown (use inspect_archive to list an archive)."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "maxLength": MAX_NAME,
+                    "description": "An asset name, a repository path, or the file's URL.",
+                }
             },
-        )
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         release = release_of(ctx)
@@ -120,32 +118,30 @@ class FetchFile:
         raise _unknown(name, release, [*release.assets, *release.files])
 
 
-class InspectArchive:
+class InspectArchive(Tool):
     # Reads its arguments leniently itself and says what it made of them; its baselines
     # were recorded so (evalctl.tools.base).
     lenient_arguments = True
 
-    @property
-    def definition(self) -> ToolDef:
-        return ToolDef(
-            name="inspect_archive",
-            description=(
-                "List the files inside one archive asset of this release (.tar.gz, .tgz, "
-                ".tar.xz, .tbz, .zip, ...), to find the executable's path."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "name": {
-                        "type": "string",
-                        "maxLength": MAX_NAME,
-                        "description": "The archive's asset name.",
-                    }
-                },
-                "required": ["name"],
-                "additionalProperties": False,
+    definition = ToolDef(
+        name="inspect_archive",
+        description=(
+            "List the files inside one archive asset of this release (.tar.gz, .tgz, "
+            ".tar.xz, .tbz, .zip, ...), to find the executable's path."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "maxLength": MAX_NAME,
+                    "description": "The archive's asset name.",
+                }
             },
-        )
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         release = release_of(ctx)
@@ -185,83 +181,81 @@ def _mapping_schema(keys: tuple[str, ...], what: str) -> dict[str, Any]:
     }
 
 
-class ExtractPattern:
+class ExtractPattern(Tool):
     # Reads its arguments leniently itself and says what it made of them; its baselines
     # were recorded so (evalctl.tools.base).
     lenient_arguments = True
 
-    @property
-    def definition(self) -> ToolDef:
-        return ToolDef(
-            name="extract_pattern",
-            description=(
-                "Submit the install recipe. It is checked against the release: an error "
-                "says what to fix; a success records the recipe and ends the task."
-            ),
-            parameters={
-                "type": "object",
-                "properties": {
-                    "action": {
-                        "type": "string",
-                        "enum": list(ACTIONS),
-                        "description": "github_archive: extract an archive; "
-                        "github_file: the asset is the executable itself.",
-                    },
-                    "asset_pattern": {
-                        "type": "string",
-                        "maxLength": MAX_PATTERN,
-                        "description": "The asset file name with placeholders {version} (tag "
-                        "without a leading v), {tag}, {os}, {arch}, e.g. "
-                        "tool_{version}_{os}_{arch}.tar.gz.",
-                    },
-                    "format": {
-                        "type": "string",
-                        "enum": list(FORMATS),
-                        "description": "Archive format; binary for github_file.",
-                    },
-                    "os_mapping": _mapping_schema(PROMPTED_OS, "OS"),
-                    "arch_mapping": _mapping_schema(PROMPTED_ARCH, "architecture"),
-                    "executable": {
-                        "type": "string",
-                        "maxLength": MAX_WORD,
-                        "description": "The command name users run once installed.",
-                    },
-                    "verify": {
-                        "type": "string",
-                        "maxLength": MAX_COMMAND,
-                        "description": "A command proving the install, e.g. 'tool --version'.",
-                    },
-                    "strip_prefix": {
-                        "type": "string",
-                        "maxLength": MAX_PATH,
-                        "description": "Top-level directory every archive member sits in, "
-                        "removed on extraction (placeholders allowed), e.g. tool-{version}/.",
-                    },
-                    "install_subpath": {
-                        "type": "string",
-                        "maxLength": MAX_PATH,
-                        "description": "Path of the executable inside the archive after "
-                        "strip_prefix, when it is not just the executable name, e.g. bin/tool.",
-                    },
-                    "rename": {
-                        "type": "string",
-                        "maxLength": MAX_WORD,
-                        "description": "Install the file under this name when the shipped "
-                        "file name differs from executable.",
-                    },
+    definition = ToolDef(
+        name="extract_pattern",
+        description=(
+            "Submit the install recipe. It is checked against the release: an error "
+            "says what to fix; a success records the recipe and ends the task."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": list(ACTIONS),
+                    "description": "github_archive: extract an archive; "
+                    "github_file: the asset is the executable itself.",
                 },
-                "required": [
-                    "action",
-                    "asset_pattern",
-                    "format",
-                    "os_mapping",
-                    "arch_mapping",
-                    "executable",
-                    "verify",
-                ],
-                "additionalProperties": False,
+                "asset_pattern": {
+                    "type": "string",
+                    "maxLength": MAX_PATTERN,
+                    "description": "The asset file name with placeholders {version} (tag "
+                    "without a leading v), {tag}, {os}, {arch}, e.g. "
+                    "tool_{version}_{os}_{arch}.tar.gz.",
+                },
+                "format": {
+                    "type": "string",
+                    "enum": list(FORMATS),
+                    "description": "Archive format; binary for github_file.",
+                },
+                "os_mapping": _mapping_schema(PROMPTED_OS, "OS"),
+                "arch_mapping": _mapping_schema(PROMPTED_ARCH, "architecture"),
+                "executable": {
+                    "type": "string",
+                    "maxLength": MAX_WORD,
+                    "description": "The command name users run once installed.",
+                },
+                "verify": {
+                    "type": "string",
+                    "maxLength": MAX_COMMAND,
+                    "description": "A command proving the install, e.g. 'tool --version'.",
+                },
+                "strip_prefix": {
+                    "type": "string",
+                    "maxLength": MAX_PATH,
+                    "description": "Top-level directory every archive member sits in, "
+                    "removed on extraction (placeholders allowed), e.g. tool-{version}/.",
+                },
+                "install_subpath": {
+                    "type": "string",
+                    "maxLength": MAX_PATH,
+                    "description": "Path of the executable inside the archive after "
+                    "strip_prefix, when it is not just the executable name, e.g. bin/tool.",
+                },
+                "rename": {
+                    "type": "string",
+                    "maxLength": MAX_WORD,
+                    "description": "Install the file under this name when the shipped "
+                    "file name differs from executable.",
+                },
             },
-        )
+            "required": [
+                "action",
+                "asset_pattern",
+                "format",
+                "os_mapping",
+                "arch_mapping",
+                "executable",
+                "verify",
+            ],
+            "additionalProperties": False,
+        },
+    )
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         recipe = parse_recipe(arguments)

@@ -49,7 +49,7 @@ from evalctl.suites.sommelier.catalog_words import (
 )
 from evalctl.suites.sommelier.settings import CATALOG_DB
 from evalctl.suites.sommelier.vectors import VectorsError, catalog_vectors
-from evalctl.tools.base import ToolContext, ToolInputError, ToolOutput, to_json
+from evalctl.tools.base import Tool, ToolContext, ToolInputError, ToolOutput, to_json
 
 CATALOG_FILE = "wines.json"
 DEFAULT_LIMIT = 5
@@ -273,7 +273,7 @@ _FILTER_HELP = (
 )
 
 
-class SearchWines:
+class SearchWines(Tool):
     """Structured search: every given filter must hold; broadens when nothing matches."""
 
     # Reads its arguments leniently itself and says what it made of them; its baselines
@@ -428,7 +428,7 @@ class NoEmbedderError(EvalctlError):
 EMBED_TIMEOUT_S = 300.0
 
 
-class SemanticSearch:
+class SemanticSearch(Tool):
     """Free-text search ranked by cosine similarity of embeddings: the query's against each
     wine's (evalctl.suites.sommelier.vectors), computed with the run's embedding provider."""
 
@@ -523,7 +523,7 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join(f'"{stem(t)}"*' for t in terms)
 
 
-class LexicalSearch:
+class LexicalSearch(Tool):
     """Free-text search ranked by SQLite FTS5 bm25: shared words, no embeddings."""
 
     lenient_arguments = True

@@ -137,7 +137,9 @@ def test_two_by_two_matrix_writes_a_results_file_per_cell_and_one_report(
     disagree = root.findall(".//h:section[@id='disagree']/h:table/h:tbody/h:tr", ns)
     assert ["".join(tr.find("h:td", ns).itertext()) for tr in disagree] == ["echo/hello"]  # type: ignore[union-attr]
     # Side by side: the hello row holds each cell's answer, the planted one in its column.
-    assert [cell.endswith("hello") for cell in rows["echo/hello"]] == [True, True, True, False]
+    # (Each cell then shows the prompt it sent, "say hello": the answer is what comes before.)
+    answers = [cell.split("prompt sent")[0].rstrip() for cell in rows["echo/hello"]]
+    assert [a.endswith("hello") for a in answers] == [True, True, True, False]
     assert "goodbye" in rows["echo/hello"][3] and "fail" in rows["echo/hello"][3]
     assert "http://" not in html.replace("http://www.w3.org/", "")  # self-contained
 

@@ -39,7 +39,7 @@ from evalctl.chat import (
     ToolCall,
     Usage,
 )
-from evalctl.server import hardware, toolcalls
+from evalctl.server import grammar_sampler, hardware, toolcalls
 from evalctl.server.embedding import (
     EmbeddingContext,
     EmbeddingModelRef,
@@ -92,6 +92,10 @@ class EngineConfig:
     n_gpu_layers: int = 0
     # Keep the KV cache between requests and evaluate only what follows the shared prefix.
     prefix_cache: bool = True
+    # Constrained decoding samples freely and asks the grammar about that token, masking the
+    # whole vocabulary only when it is rejected (grammar_sampler.py): the same greedy tokens.
+    # False: llama-cpp-python's grammar-first chain (benchmarks/bench_grammar.py compares).
+    grammar_resample: bool = True
 
 
 class ContextOverflowError(ValueError):
@@ -340,6 +344,9 @@ class Engine:
             llm.reset()
             cached = 0
         loop = None if request.allow_repetition else RepetitionDetector()
+        resample = grammar is not None and self.config.grammar_resample
+        if resample:
+            grammar_sampler.install(llm, grammar)
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
@@ -355,7 +362,8 @@ class Engine:
             min_p=MIN_P,
             temp=max(request.temperature, 0.0),
             repeat_penalty=REPEAT_PENALTY_GRAMMAR if grammar else REPEAT_PENALTY_TEXT,
-            grammar=grammar,
+            # The resampler asks the grammar about the sampled token only (grammar_sampler).
+            grammar=None if resample else grammar,
         )
         try:
             for token in stream:
@@ -391,6 +399,7 @@ class Engine:
         finally:
             stream.close()
             _free_sampler(llm)
+            grammar_sampler.uninstall(llm)
         rest = decoder.decode(b"", final=True)
         if rest:
             pieces.append(rest)

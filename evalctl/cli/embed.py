@@ -20,7 +20,7 @@ from evalctl.cli import options
 from evalctl.cli.output import emit, stdout
 from evalctl.embeddings import Embedder, cosine
 from evalctl.errors import BadInputError
-from evalctl.providers.base import CAP_EMBEDDINGS
+from evalctl.providers.base import CAP_EMBEDDINGS, Provider
 from evalctl.providers.options import ProviderOptions
 from evalctl.providers.registry import create, detect
 
@@ -73,7 +73,8 @@ def _render(report: EmbedReport) -> None:
         stdout.print(table)
 
 
-def _embedder(name: str | None, opts: ProviderOptions) -> tuple[str, Embedder]:
+def _embedder(name: str | None, opts: ProviderOptions) -> tuple[str, Provider]:
+    """The provider chosen, one that embeds (an `Embedder` too), else bad input."""
     chosen = name or detect(opts)
     provider = create(chosen, opts)
     if CAP_EMBEDDINGS not in provider.capabilities or not isinstance(provider, Embedder):
@@ -107,14 +108,13 @@ def embed(
     opts = ProviderOptions(
         settings=options.settings_from_env(), env=options.environ(), model=model, script=script
     )
-    name, embedder = _embedder(provider, opts)
+    name, made = _embedder(provider, opts)
     started = time.monotonic()
     try:
-        result = embedder.embed(texts, timeout=timeout)
+        assert isinstance(made, Embedder)  # _embedder checked it; narrows the type for mypy
+        result = made.embed(texts, timeout=timeout)
     finally:
-        close = getattr(embedder, "close", None)
-        if callable(close):
-            close()
+        made.close()
     seconds = time.monotonic() - started
     vectors = result.vectors
     report = EmbedReport(

@@ -1,4 +1,4 @@
-"""The one check protocol: what a suite kind's named checks, the built-in assertion types,
+"""The one check base class: what a suite kind's named checks, the built-in assertion types,
 the `judge` and a plugin's assertion types all are, and the context they judge.
 
 A check class names its `type_name` (what `[[case.assert]] type = "..."` says; for a kind's

@@ -6,6 +6,7 @@ case. docs/writing-suites.md walks through this suite."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.assert_helpers import evalctl
@@ -17,8 +18,13 @@ REPLIES = EXAMPLE / "replies.toml"
 
 
 def test_validates_runs_baselines_and_gates_a_regression(tmp_path: Path) -> None:
-    scripted = ["--provider", "scripted", "--cases", str(SUITE)]
-    checked = evalctl(tmp_path, "cases", "validate", str(SUITE), "--script", str(REPLIES))
+    # A copy outside the repository: evalctl.toml is found from a suite's folder upward, and
+    # the repository's would send the baseline and results into the repository itself.
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example)
+    suite = example / "support.toml"
+    scripted = ["--provider", "scripted", "--cases", str(suite)]
+    checked = evalctl(tmp_path, "cases", "validate", str(suite), "--script", str(REPLIES))
     assert checked.returncode == 0, checked.stderr
 
     made = evalctl(tmp_path, "baseline", *scripted, "--script", str(REPLIES), "--json")

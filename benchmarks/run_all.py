@@ -22,6 +22,8 @@ BENCHMARKS = (
     "bench_cli_startup.py",
     "bench_compare.py",
     "bench_local.py",
+    # Constrained vs free decoding, in-process: the grammar resampler and grammar-first.
+    "bench_grammar.py",
     "bench_threads.py",
     "bench_concurrency.py",
     "bench_prefix.py",

@@ -95,7 +95,9 @@ def test_a_malformed_meta_flag_or_metadata_is_bad_input(
     assert got.code == 2
     assert "--meta" in got.err
     assert "Traceback" not in got.err
-    suite.write_text(SUITE.replace('tier = "1"', "tier = 1"))
+    # A number or boolean label reads as its text (a data file's __metadata column holds
+    # numbers); a table is no label.
+    suite.write_text(SUITE.replace('tier = "1"', "tier = { level = 1 }"))
     checked = run_cli(capsys, "cases", "validate", str(suite))
     assert checked.code == 2
     assert "metadata" in checked.err

@@ -18,6 +18,7 @@ from evalctl.baselines.comparison import (
     UnscoredCase,
 )
 from evalctl.baselines.gate import RULES, STRICT, compare_baseline, rule_named
+from evalctl.baselines.statistical import GateChange, GateRule
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.reports.run_page import run_page
@@ -114,20 +115,14 @@ def test_every_listed_category_reaches_the_step_summary_and_the_html_page() -> N
 
 
 def test_the_gate_rule_is_swappable_and_statistical_is_the_default() -> None:
-    class Lenient:
+    class Lenient(GateRule):
         name = "lenient"
 
-        def case_change(self, *_: object) -> str:
+        def case_change(self, *_: object) -> GateChange:
             return "unchanged"
 
-        def check_change(self, *_: object) -> str:
+        def check_change(self, *_: object) -> GateChange:
             return "unchanged"
-
-        def evidence(self, *_: object) -> None:
-            return None
-
-        def judged_by(self, *_: object) -> str:
-            return self.name
 
     run = f.run([f.case("s/a", "fail")])
     baseline = f.baseline({"s/a": "pass"})
@@ -138,7 +133,7 @@ def test_the_gate_rule_is_swappable_and_statistical_is_the_default() -> None:
     default = compare_baseline(baseline, run)
     assert default.gate == "statistical" and default.exit_code == ExitCode.OK
     assert [c.key for c in default.within_noise] == ["s/a"]
-    lenient = compare_baseline(baseline, run, rule=Lenient())  # type: ignore[arg-type]
+    lenient = compare_baseline(baseline, run, rule=Lenient())
     assert lenient.exit_code == ExitCode.OK and lenient.gate == "lenient"
 
 

@@ -25,11 +25,13 @@ PACKAGE = REPO / "evalctl"
 
 # Modules only an extra provides, and the extra that must declare their distribution: the
 # code importing them is reached only when that extra's feature is used.
-EXTRA_ONLY = {"llama_cpp": "local", "openai": "openai", "grpc_tools": "dev"}
+EXTRA_ONLY = {"llama_cpp": "local", "numpy": "local", "openai": "openai", "grpc_tools": "dev"}
 # Namespace packages several distributions share: a module is named by its first two parts.
 NAMESPACES = frozenset({"google"})
 # The daemon's entry point: started only by the local provider, which needs the `local` extra.
-TOP_LEVEL_ALLOWED = {Path("evalctl/server/__main__.py")}
+# The grammar sampler: imported by the engine only when it generates (numpy, like llama_cpp,
+# comes with the `local` extra).
+TOP_LEVEL_ALLOWED = {Path("evalctl/server/__main__.py"), Path("evalctl/server/grammar_sampler.py")}
 
 
 def _name(requirement: str) -> str:

@@ -445,8 +445,10 @@ def is_billed(name: str) -> bool:
 
 
 def provider_choices() -> str:
-    """`local | anthropic | ...` for help texts."""
-    return " | ".join(_specs())
+    """`local | anthropic | ...` for help texts: the built-in providers only. Help text is
+    built when the CLI module loads, before the command's error handling: loading plugins
+    there would turn a broken plugin into a crash instead of exit 2."""
+    return " | ".join(_BUILTIN.specs)
 
 
 def availability(options: ProviderOptions) -> list[Availability]:

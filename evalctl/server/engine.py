@@ -39,7 +39,7 @@ from evalctl.chat import (
     ToolCall,
     Usage,
 )
-from evalctl.server import grammar_sampler, hardware, toolcalls
+from evalctl.server import hardware, toolcalls
 from evalctl.server.embedding import (
     EmbeddingContext,
     EmbeddingModelRef,
@@ -345,6 +345,9 @@ class Engine:
             cached = 0
         loop = None if request.allow_repetition else RepetitionDetector()
         resample = grammar is not None and self.config.grammar_resample
+        # Imported here: it needs numpy, which only the `local` extra brings.
+        from evalctl.server import grammar_sampler
+
         if resample:
             grammar_sampler.install(llm, grammar)
 

@@ -338,11 +338,15 @@ class Engine:
         budget = min(request.max_tokens, n_ctx - len(tokens))
         grammar = self._grammar(plan.schema) if plan.schema is not None else None
         llm.set_seed(request.seed if request.seed is not None else random.randrange(2**31))
-        if self.config.prefix_cache:
-            cached = _shared_prefix(llm, tokens)
-        else:
-            llm.reset()
+        cached = _shared_prefix(llm, tokens) if self.config.prefix_cache else 0
+        if cached and cached == len(tokens) - 1:
+            # The whole prompt is cached (a repeat, another sample of the same case): llama.cpp
+            # would re-evaluate its last token alone, a batch of one whose logits come from
+            # another kernel than the cold batch's and differ in the last bits, and a seeded
+            # sample then goes another way (measured: same seed, two texts). Evaluate it cold.
             cached = 0
+        if not cached:
+            llm.reset()
         loop = None if request.allow_repetition else RepetitionDetector()
         resample = grammar is not None and self.config.grammar_resample
         # Imported here: it needs numpy, which only the `local` extra brings.

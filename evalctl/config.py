@@ -224,7 +224,6 @@ def load_settings(
     """Read `evalctl.toml` (if present) and apply environment overrides. `suite_paths`: the
     suite files and directories named on the command line, where the file is looked for
     when the working directory has none (`config_for`)."""
-
     env = os.environ if env is None else env
     base = cwd or Path.cwd()
     data: dict[str, object] = {}
@@ -242,12 +241,12 @@ def load_settings(
         if path.parent != base:
             _rebase(settings, path.parent)
     secrets.configure(settings.redact_env)
+    template_budget.configure(settings.template_time_s, settings.template_max_chars)
     if env.get("EVALCTL_MAX_FILE_BYTES"):
         variable = "EVALCTL_MAX_FILE_BYTES"
         settings.max_file_bytes = _positive_int(env[variable], variable)
     userfiles.set_max_file_bytes(settings.max_file_bytes)
     userpaths.allow_from_config(settings.allow_outside_paths)
-    template_budget.configure(settings.template_time_s, settings.template_max_chars)
     if env.get("EVALCTL_HOME"):
         settings.home = Path(env["EVALCTL_HOME"]).expanduser()
     if env.get("EVALCTL_LOCAL_MODEL"):
@@ -255,6 +254,7 @@ def load_settings(
     if env.get("EVALCTL_GEMINI_BASE_URL"):
         settings.providers.gemini_base_url = env["EVALCTL_GEMINI_BASE_URL"]
     return settings
+
 
 def _positive_int(value: str, name: str) -> int:
     try:
@@ -264,7 +264,6 @@ def _positive_int(value: str, name: str) -> int:
     if number < 1:
         raise BadInputError(f"{value!r} is not a whole number above 0", field=name)
     return number
-
 
 
 def config_for(cwd: Path, suite_paths: Sequence[Path] = ()) -> Path | None:

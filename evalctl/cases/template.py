@@ -221,8 +221,7 @@ class Renderer:
     ) -> Any:
         """A string that is one `{{ expression }}`: the expression's value with its type. A
         text value keeps the whitespace around the placeholder, as rendering would."""
-        from jinja2 import TemplateSyntaxError, UndefinedError
-        from jinja2.exceptions import SecurityError
+        from jinja2 import TemplateSyntaxError
         from jinja2.runtime import Undefined
 
         if self._env is None:
@@ -249,13 +248,8 @@ class Renderer:
                 trail = "" if match["trim_r"] else match["trail"]
                 return f"{lead}{value}{trail}"
             return _typed(value)
-        except UndefinedError as exc:
-            names = ", ".join(sorted(k for k in variables if k != "vars")) or "none"
-            problems.append((loc, f"{exc}: a placeholder with no value (vars: {names})"))
-        except SecurityError as exc:
-            problems.append((loc, f"not allowed in a template: {exc}"))
         except Exception as exc:  # a template is user code: its failure is their input's
-            problems.append((loc, f"template failed: {type(exc).__name__}: {exc}"))
+            problems.append((loc, _failure(exc, variables)))
         return text
 
     def _string(
@@ -265,8 +259,7 @@ class Renderer:
         loc: tuple[int | str, ...],
         problems: list[Problem],
     ) -> str:
-        from jinja2 import TemplateSyntaxError, UndefinedError
-        from jinja2.exceptions import SecurityError
+        from jinja2 import TemplateSyntaxError
 
         if self._env is None:
             self._env = _sandbox()
@@ -283,14 +276,22 @@ class Renderer:
             return text
         try:
             return template.render(variables)
-        except UndefinedError as exc:
-            names = ", ".join(sorted(k for k in variables if k != "vars")) or "none"
-            problems.append((loc, f"{exc}: a placeholder with no value (vars: {names})"))
-        except SecurityError as exc:
-            problems.append((loc, f"not allowed in a template: {exc}"))
         except Exception as exc:  # a template is user code: its failure is their input's
-            problems.append((loc, f"template failed: {type(exc).__name__}: {exc}"))
+            problems.append((loc, _failure(exc, variables)))
         return text
+
+
+def _failure(exc: Exception, variables: Mapping[str, Any]) -> str:
+    """What a failed render says: a missing placeholder names the values the row has."""
+    from jinja2 import UndefinedError
+    from jinja2.exceptions import SecurityError
+
+    if isinstance(exc, UndefinedError):
+        names = ", ".join(sorted(k for k in variables if k != "vars")) or "none"
+        return f"{exc}: a placeholder with no value (vars: {names})"
+    if isinstance(exc, SecurityError):
+        return f"not allowed in a template: {exc}"
+    return f"template failed: {type(exc).__name__}: {exc}"
 
 
 # The renderer `render_value` shares: each distinct template string compiled once.

@@ -152,10 +152,6 @@ class AnthropicProvider(Provider):
         return self._model
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
 

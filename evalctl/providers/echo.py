@@ -32,10 +32,6 @@ class EchoProvider(Provider):
         return self._model
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
 

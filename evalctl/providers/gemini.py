@@ -138,10 +138,6 @@ class GeminiProvider(Provider):
         return self._model
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
 

@@ -234,10 +234,6 @@ class OpenAIProvider(Provider):
         return self._model
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
 

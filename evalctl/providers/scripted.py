@@ -191,10 +191,6 @@ class ScriptedProvider(Provider):
         return self._script.model
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.name)
 

@@ -22,10 +22,6 @@ class TargetTraits(Provider):
     (grammar, tool calls) that a suite could `require`."""
 
     @property
-    def model_sha256(self) -> str | None:
-        return None
-
-    @property
     def capabilities(self) -> frozenset[str]:
         return frozenset()
 

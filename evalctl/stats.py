@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 # Two-sided 95%: the 0.975 quantile of the standard normal distribution.
 Z_95 = 1.959963984540054
@@ -49,6 +51,19 @@ def wilson_interval(passed: int, runs: int, z: float = Z_95) -> Interval:
 
 # A pass count, (passed, runs): the one alias the runner's confirmation and the gate share.
 Counts = tuple[int, int]
+# A status read as one sample, where a side recorded no counts (a one-sample baseline).
+ONE_SAMPLE: Mapping[str, Counts] = MappingProxyType({"pass": (1, 1), "fail": (0, 1)})
+
+
+def rate_below(before: Counts, after: Counts) -> bool:
+    """Whether the pass rate `after` is below `before` at all (cross-multiplied, exact): what
+    selects a drop for confirmation; False when `after` holds no run."""
+    return after[1] > 0 and after[0] * before[1] < before[0] * after[1]
+
+
+def rate_above(before: Counts, after: Counts) -> bool:
+    """The mirror of `rate_below`."""
+    return after[1] > 0 and after[0] * before[1] > before[0] * after[1]
 
 
 def dropped(before: Counts, after: Counts) -> bool:

@@ -46,13 +46,12 @@ from evalctl.baselines.changes import Change, check_transition, classify
 from evalctl.baselines.comparison import ConfirmationReport, SuiteStats, SuiteTestReport
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.results.models import CaseResult, CheckResult, CheckStatus, RunResult
-from evalctl.stats import Counts
+from evalctl.stats import ONE_SAMPLE, Counts, rate_above, rate_below
 
 __all__ = ["DEFAULT_ALPHA", "Evidence", "GateChange", "StatisticalRule"]
 
 GateChange = Change | gatestats.Change
 Judge = str  # "statistical" | "exact" | "strict"
-_ONE_SAMPLE: dict[str, Counts] = {"pass": (1, 1), "fail": (0, 1)}
 # Readable names for the suite tests in a regression's evidence.
 _TEST_NAMES = {
     gatestats.STRATIFIED: "stratified McNemar",
@@ -150,7 +149,7 @@ def _run_counts(case: CaseResult) -> Counts | None:
     counts = case.pass_counts()
     if counts[1] > 0:
         return counts
-    return None if case.attempts else _ONE_SAMPLE.get(case.status)
+    return None if case.attempts else ONE_SAMPLE.get(case.status)
 
 
 def _check_key(key: str, check: str) -> str:
@@ -174,14 +173,6 @@ def _informative(before: Counts, after: Counts) -> bool:
     a stratum whose samples all agree enters no test and keeps its rate, so it is unchanged."""
     passes, samples = before[0] + after[0], before[1] + after[1]
     return 0 < passes < samples
-
-
-def _dropped(before: Counts, after: Counts) -> bool:
-    return after[1] > 0 and after[0] * before[1] < before[0] * after[1]
-
-
-def _rose(before: Counts, after: Counts) -> bool:
-    return after[1] > 0 and after[0] * before[1] > before[0] * after[1]
 
 
 def exact_case(case: CaseResult, run: RunResult) -> bool:
@@ -391,9 +382,9 @@ class StatisticalRule(GateRule):
         p_values = [confirmstats.p_value(o) if o is not None else 1.0 for *_, o in family]
         adjusted = confirmstats.holm_adjusted(p_values, family=len(family))
         for (key, before, after, outcome), p, q in zip(family, p_values, adjusted, strict=True):
-            if not (_dropped(before, after) or _rose(before, after)):
+            if not (rate_below(before, after) or rate_above(before, after)):
                 continue  # unchanged: neither listed nor weighed further
-            if _rose(before, after):
+            if rate_above(before, after):
                 change: gatestats.Change = "improvement"
             else:
                 change = "regression" if q <= level else "within_noise"
@@ -472,7 +463,7 @@ def _case_counts(baseline: Baseline, key: str, expected: BaselineStatus | None) 
     counts = baseline.pass_counts.get(key)
     if counts is not None:
         return counts.as_tuple()
-    return _ONE_SAMPLE.get(expected or "")
+    return ONE_SAMPLE.get(expected or "")
 
 
 def _check_counts(baseline: Baseline, case: CaseResult) -> Iterator[tuple[str, Counts, Counts]]:
@@ -484,9 +475,9 @@ def _check_counts(baseline: Baseline, case: CaseResult) -> Iterator[tuple[str, C
     for check in case.checks:
         name = check.name
         was = counted.get(name)
-        before = was.as_tuple() if was is not None else _ONE_SAMPLE.get(statuses.get(name, ""))
+        before = was.as_tuple() if was is not None else ONE_SAMPLE.get(statuses.get(name, ""))
         now = now_counted.get(name)
-        after = now.as_tuple() if now is not None else _ONE_SAMPLE.get(check.status)
+        after = now.as_tuple() if now is not None else ONE_SAMPLE.get(check.status)
         if before is not None and after is not None:
             yield name, before, after
 

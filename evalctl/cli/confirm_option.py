@@ -16,6 +16,7 @@ from evalctl.baselines.budget import Budget
 from evalctl.baselines.model import Baseline, read_baseline
 from evalctl.errors import BadInputError
 from evalctl.runner.confirm import ConfirmPlan
+from evalctl.stats import ONE_SAMPLE
 
 BASELINE = typer.Option(
     "--baseline",
@@ -30,8 +31,6 @@ CONFIRM = typer.Option(
     "baseline's K on). auto (default): the fewest that make a clean case failing all of them "
     "significant for the run's size; 0: off.",
 )
-
-_ONE_SAMPLE = {"pass": (1, 1), "fail": (0, 1)}
 
 
 def parse_confirm(value: str | None) -> int | None:
@@ -70,14 +69,14 @@ def plan_from(baseline: Baseline, path: str, samples: int | None, budget: Budget
     case_counts: dict[str, tuple[int, int]] = {}
     for key, status in baseline.baselines.items():
         counts = baseline.pass_counts.get(key)
-        found = counts.as_tuple() if counts is not None else _ONE_SAMPLE.get(status)
+        found = counts.as_tuple() if counts is not None else ONE_SAMPLE.get(status)
         if found is not None:
             case_counts[key] = found
     check_counts: dict[str, dict[str, tuple[int, int]]] = {}
     for key, checks in baseline.checks.items():
         for name, check_status in checks.items():
-            if check_status in _ONE_SAMPLE:
-                check_counts.setdefault(key, {})[name] = _ONE_SAMPLE[check_status]
+            if check_status in ONE_SAMPLE:
+                check_counts.setdefault(key, {})[name] = ONE_SAMPLE[check_status]
     for key, counted in baseline.check_counts.items():
         for name, count in counted.items():
             check_counts.setdefault(key, {})[name] = count.as_tuple()

@@ -23,7 +23,7 @@ from evalctl.chat import Sampling
 from evalctl.results.models import CaseResult, ConfirmSettings, SampleSettings
 from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.sampling import sample_sampling
-from evalctl.stats import Counts
+from evalctl.stats import ONE_SAMPLE, Counts, rate_below
 
 
 @dataclass(frozen=True)
@@ -56,12 +56,7 @@ class _Candidate:
 def _run_check_counts(case: CaseResult) -> dict[str, Counts]:
     if case.check_counts:
         return {name: c.as_tuple() for name, c in case.check_counts.items()}
-    one = {"pass": (1, 1), "fail": (0, 1)}
-    return {c.name: one[c.status] for c in case.checks if c.status in one}
-
-
-def _dropped(before: Counts, after: Counts) -> bool:
-    return after[1] > 0 and after[0] * before[1] < before[0] * after[1]
+    return {c.name: ONE_SAMPLE[c.status] for c in case.checks if c.status in ONE_SAMPLE}
 
 
 def _first_like_baseline(base: SampleSettings | None, run_sampling: Sampling | None) -> bool:
@@ -143,10 +138,10 @@ def confirm_drops(
         m0 = cand.case.pass_counts()[1] if first_like.get(cand.case.suite) else 0
         drops = []
         after = cand.case.pass_counts()
-        if _dropped(cand.before, after):
+        if rate_below(cand.before, after):
             drops.append(_attainable(cand.before, after, m0, r) <= case_bar)
         for was, now in cand.checks.values():
-            if _dropped(was, now):
+            if rate_below(was, now):
                 drops.append(_attainable(was, now, m0, r) <= check_bar)
         if not drops:
             continue

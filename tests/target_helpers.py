@@ -1,11 +1,17 @@
 """Writing a suite next to a tiny application for the target and spy tests; every test gets
-module names of its own, since a module imported once stays in sys.modules."""
+module names of its own, since a module imported once stays in sys.modules. And serving a
+loopback HTTP application for the http target's tests."""
 
 from __future__ import annotations
 
 import itertools
+import socketserver
 import textwrap
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from evalctl.config import Settings
 from evalctl.results.models import RunResult
@@ -15,6 +21,18 @@ from evalctl.runner.execute import execute_run
 
 NO_SLEEP = RetryPolicy(max_attempts=3, sleep=lambda _s: None)
 _serial = itertools.count()
+Server = TypeVar("Server", bound=socketserver.BaseServer)
+
+
+@contextmanager
+def serving(server: Server) -> Iterator[Server]:
+    """`server` answering on its own daemon thread for the block, then shut down and closed."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def unique(prefix: str) -> str:

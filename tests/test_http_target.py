@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +17,7 @@ import pytest
 
 from evalctl.errors import BadInputError
 from tests.cli_helpers import evalctl
-from tests.target_helpers import run_suite, write
+from tests.target_helpers import run_suite, serving, write
 
 SECRET = "hunter2-not-a-secret-looking-name"
 
@@ -79,12 +78,8 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def app() -> Iterator[App]:
-    server = App()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(App()) as server:
+        yield server
 
 
 def _suite(tmp_path: Path, path: str, cases: int = 1, timeout: str = "5") -> Path:

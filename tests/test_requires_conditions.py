@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.server
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError, ExitCode
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from tests.target_helpers import NO_SLEEP, run_suite, unique, write
+from tests.target_helpers import NO_SLEEP, run_suite, serving, unique, write
 
 
 @pytest.fixture
@@ -56,14 +55,8 @@ class _Status(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def web() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Status)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Status)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_env_and_host(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from evalctl.config import Settings
 from evalctl.results.io import read_run
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
-from tests.target_helpers import NO_SLEEP, run_suite, unique, write
+from tests.target_helpers import NO_SLEEP, run_suite, serving, unique, write
 
 DEEP = 100_000  # past the JSON parser's recursion limit
 
@@ -252,13 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    app = _Server()
-    thread = threading.Thread(target=app.serve_forever, daemon=True)
-    thread.start()
-    yield app
-    app.stop.set()
-    app.shutdown()
-    app.server_close()
+    with serving(_Server()) as app:
+        yield app
+        app.stop.set()  # ends a trickle still writing, before the shutdown waits for it
 
 
 def test_http_target_replies_that_would_lose_the_run(tmp_path: Path, server: _Server) -> None:

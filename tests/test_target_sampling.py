@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,7 +22,7 @@ from evalctl.results.models import RunResult
 from evalctl.runner.api import RunRequest
 from evalctl.runner.execute import execute_run
 from evalctl.runner.sampling import PERTURB_TEMPERATURE
-from tests.target_helpers import NO_SLEEP, unique, write
+from tests.target_helpers import NO_SLEEP, serving, unique, write
 
 SAMPLES = 3
 
@@ -239,12 +238,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def app() -> Iterator[_App]:
-    server = _App()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(_App()) as server:
+        yield server
 
 
 def test_an_http_target_sends_what_its_body_names_and_records_no_more(

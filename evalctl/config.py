@@ -151,6 +151,9 @@ class Settings(BaseModel):
     # one where the llama.cpp build can offload (CUDA, Metal), else none.
     # EVALCTL_LOCAL_GPU_LAYERS overrides it.
     local_gpu_layers: int | None = Field(default=None, ge=-1)
+    # Requests the local daemon serves at once, each on its own context and its share of
+    # the threads; default: the run's -j. EVALCTL_LOCAL_PARALLEL overrides it.
+    local_parallel: int | None = Field(default=None, ge=1)
     # The GGUF (a manifest name or a path) the local daemon embeds with; default: the served
     # model. Verified by SHA256 like it. EVALCTL_LOCAL_EMBEDDING_MODEL overrides it.
     local_embedding_model: str | None = None

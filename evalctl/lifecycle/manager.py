@@ -63,6 +63,8 @@ class DaemonSpec:
     n_threads_batch: int | None = None
     # None: the daemon decides (every layer where its build can offload, else none).
     n_gpu_layers: int | None = None
+    # Requests the daemon serves at once (its slots).
+    parallel: int = 1
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     grace_s: float = DEFAULT_GRACE_S
 
@@ -83,6 +85,8 @@ class DaemonStatus(BaseModel):
     n_ctx: int = 0
     n_threads: int = 0
     n_threads_batch: int = 0
+    # Requests served at once.
+    n_parallel: int = 0
     backend: str = ""
     backend_version: str = ""
     version: str = ""
@@ -247,6 +251,7 @@ class DaemonManager:
             n_threads=spec.n_threads,
             n_threads_batch=spec.n_threads_batch,
             n_gpu_layers=spec.n_gpu_layers,
+            parallel=spec.parallel,
             log_path=self.paths.log,
             lock_fd=lock_fd,
         )
@@ -414,6 +419,8 @@ class DaemonManager:
             n_threads=int(r.n_threads),
             # A daemon older than the field used n_threads for prompts too.
             n_threads_batch=int(r.n_threads_batch) or int(r.n_threads),
+            # A daemon older than the field served one request at a time.
+            n_parallel=int(r.n_parallel) or 1,
             backend=str(r.backend),
             backend_version=str(r.backend_version),
             version=str(r.version),

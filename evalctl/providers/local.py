@@ -71,6 +71,7 @@ class LocalProvider(Provider):
         n_threads: int | None = None,
         n_threads_batch: int | None = None,
         n_gpu_layers: int | None = None,
+        parallel: int = 1,
         idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
         start_timeout_s: float | None = None,
         embedding_model: tuple[ResolvedModel, str] | None = None,
@@ -87,6 +88,7 @@ class LocalProvider(Provider):
             n_threads=n_threads,
             n_threads_batch=n_threads_batch,
             n_gpu_layers=n_gpu_layers,
+            parallel=parallel,
             idle_timeout_s=idle_timeout_s,
         )
         extra = {} if start_timeout_s is None else {"start_timeout_s": start_timeout_s}
@@ -174,8 +176,16 @@ class LocalProvider(Provider):
     # -- daemon access (runner, stability commands, tests) ----------------------------
 
     def ensure_running(self) -> DaemonStatus:
-        """Start the daemon if needed and wait until it serves; returns its status."""
+        """Start the daemon if needed and wait until it serves; returns its status.
+
+        A daemon left running with fewer slots than this provider asks for (an earlier run
+        at a lower -j) is stopped and started again, once it serves no request: cases sent
+        beyond its slots would only queue, and their time limits with them."""
         status = self.manager.ensure_running()
+        if status.n_parallel < self._spec.parallel and status.in_flight == 0:
+            self.manager.drop_client()
+            self.manager.stop()
+            status = self.manager.ensure_running()
         self._pid = status.pid
         self._threads = status.n_threads or None
         self._status = status
@@ -211,10 +221,11 @@ class LocalProvider(Provider):
         if status is None or not status.running:
             current = self.manager.status()
             status = current if current.running else status
-        threads = self._threads or self._spec.n_threads or default_threads()
+        threads = self._threads or self._spec.n_threads or self._default_threads()
         info: dict[str, Any] = {
             "threads": threads,
             "threads_batch": self._spec.n_threads_batch or threads,
+            "parallel": self._spec.parallel,
         }
         if status is not None and status.running:
             info.update(
@@ -223,6 +234,7 @@ class LocalProvider(Provider):
                 cpu=status.cpu_model or None,
                 threads=status.n_threads or info["threads"],
                 threads_batch=status.n_threads_batch or info["threads_batch"],
+                parallel=status.n_parallel or info["parallel"],
                 batch_size=status.n_batch or None,
                 gpu_layers=status.n_gpu_layers,
             )
@@ -232,7 +244,7 @@ class LocalProvider(Provider):
         """How the model ran, for the results: threads (and who chose them), context size,
         KV-cache prefix reuse, GPU layers, measured speeds."""
         chosen = self._spec.n_threads
-        threads = self._threads or chosen or default_threads()
+        threads = self._threads or chosen or self._default_threads()
         status = self._status
         batch = (status.n_threads_batch if status is not None else 0) or (
             self._spec.n_threads_batch or threads
@@ -241,10 +253,13 @@ class LocalProvider(Provider):
             "threads": threads,
             "threads_from": "setting"
             if chosen
-            else "default: physical cores in affinity, less busy ones",
+            else "default: physical cores in affinity, less busy ones, shared among the "
+            "parallel requests",
             # Prompt evaluation's threads; unset, generation's count.
             "threads_batch": batch,
             "threads_batch_from": "setting" if self._spec.n_threads_batch else "default: threads",
+            # Requests served at once, each on its own context: threads count per request.
+            "parallel": (status.n_parallel if status is not None else 0) or self._spec.parallel,
             "n_ctx": self._spec.n_ctx,
             "prefix_cache": True,
             # Layers really offloaded, as the daemon reports them (None: not started).
@@ -272,6 +287,10 @@ class LocalProvider(Provider):
         return result
 
     # -- internals --------------------------------------------------------------------
+
+    def _default_threads(self) -> int:
+        # The daemon's own default (evalctl.server.engine): the cores shared out among slots.
+        return max(1, default_threads() // self._spec.parallel)
 
     def _reverify(self) -> None:
         # The file was hashed when the provider was created; hash again before any daemon
@@ -364,6 +383,13 @@ def _gpu_layers(text: str | None) -> int | None:
     return layers
 
 
+def _parallel(text: str) -> int:
+    count = int(text)
+    if count < 1:
+        raise ValueError(f"parallel requests must be 1 or more, not {count}")
+    return count
+
+
 def _threads_batch(text: str | None) -> int | None:
     if text is None:
         return None
@@ -405,6 +431,9 @@ def create(options: ProviderOptions) -> LocalProvider:
     if batch is None and options.settings.local_threads_batch is not None:
         batch = str(options.settings.local_threads_batch)
     n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
+    parallel = _setting(options.extra, options.env, "parallel", "EVALCTL_LOCAL_PARALLEL")
+    if parallel is None:
+        parallel = str(options.settings.local_parallel or options.concurrency)
     gpu_layers = _setting(options.extra, options.env, "gpu_layers", "EVALCTL_LOCAL_GPU_LAYERS")
     if gpu_layers is None and options.settings.local_gpu_layers is not None:
         gpu_layers = str(options.settings.local_gpu_layers)
@@ -418,6 +447,7 @@ def create(options: ProviderOptions) -> LocalProvider:
             n_threads=int(threads) if threads else None,
             n_threads_batch=_threads_batch(batch),
             n_gpu_layers=_gpu_layers(gpu_layers),
+            parallel=_parallel(parallel),
             idle_timeout_s=parse_duration(idle) if idle else DEFAULT_IDLE_TIMEOUT_S,
             embedding_model=embedding_model,
         )
@@ -426,6 +456,7 @@ def create(options: ProviderOptions) -> LocalProvider:
             f"invalid local provider setting: {exc}",
             hint="EVALCTL_LOCAL_THREADS and EVALCTL_LOCAL_THREADS_BATCH (or local_threads and "
             "local_threads_batch in evalctl.toml), EVALCTL_LOCAL_N_CTX and "
-            "EVALCTL_LOCAL_GPU_LAYERS (-1: all) take integers; "
+            "EVALCTL_LOCAL_GPU_LAYERS (-1: all) and EVALCTL_LOCAL_PARALLEL (1 or more) take "
+            "integers; "
             "EVALCTL_IDLE_TIMEOUT a duration such as 5m",
         ) from None

@@ -46,8 +46,8 @@ class ProviderTraits:
     unavailable_reason: Callable[[ProviderOptions], str | None] | None = None
     # What the provider's requests support; a suite requiring more is skipped on it.
     capabilities: frozenset[str] = frozenset()
-    # Cases may run in parallel against it (`--concurrency`); the local daemon serves one
-    # request at a time, so parallel cases would only queue and time out there.
+    # Cases may run in parallel against it (`--concurrency`); the local daemon serves as many
+    # at once as it has slots (`local_parallel`, else the run's -j).
     concurrent: bool = False
     # Bills per token: its runs get a cost estimate from the price table.
     billed: bool = False
@@ -278,6 +278,7 @@ def register(registry: ProviderRegistrar) -> None:
             "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
             _local_reason,
             capabilities=_CHAT_AND_EMBEDDINGS,
+            concurrent=True,
             detect_env=("EVALCTL_LOCAL_MODEL",),
             describe=_local_describe,
             check_given=_local_given,

@@ -231,6 +231,8 @@ def execute_run(
         script=request.script,
         # A reply script is a template over each case (evalctl.runner.script_values).
         case_values=run_case_values(suites),
+        # A daemon restarted around each case serves one at a time (below).
+        concurrency=1 if request.restart_per_case else request.concurrency,
     )
     check_spies(suites)  # a spied function that cannot be found is bad input, before any case
     # Suites that declare a target run against it (evalctl.runner.targets).
@@ -351,9 +353,10 @@ def _execute(
         result.deterministic = _deterministic(result, setup, targets, provider)
         return result
 
-    # Only providers whose backends take parallel requests run concurrently: the local daemon
-    # serialises generation, so concurrency there would only queue requests and skew latencies.
-    workers = request.concurrency if is_concurrent(provider.name) else 1
+    # Only providers whose backends take parallel requests run concurrently (the local daemon
+    # has a slot per case of -j); a daemon restarted around each case takes one at a time.
+    concurrent = is_concurrent(provider.name) and not isinstance(provider, RestartPerCase)
+    workers = request.concurrency if concurrent else 1
     pending = [s for s in setups if s.case.key not in finished]
     journal = Journal(out_dir / resume.JOURNAL)
     interrupted = False

@@ -32,9 +32,9 @@ from evalctl.server.jsonlog import JsonLog
 from evalctl.server.options import SERVICE_NAME, DaemonOptions
 from evalctl.server.servicer import DaemonState, InferenceServicer, ModelInfo
 
-# Enough threads that status and shutdown RPCs are answered while requests queue for the
-# model; generation itself is serialised by the engine's lock.
-MAX_WORKERS = 8
+# RPC threads beyond the engine's slots, so that status and shutdown RPCs are answered while
+# requests queue for the model; generation itself runs on the engine's slots.
+SPARE_WORKERS = 8
 # After the grace period, cancelled requests stop between two tokens; allow for that.
 STOP_SLACK_S = 5.0
 IDLE_POLL_S = 0.25
@@ -73,6 +73,7 @@ class Daemon:
                 n_threads=options.n_threads,
                 n_threads_batch=options.n_threads_batch,
                 n_gpu_layers=hardware.default_gpu_layers(options.n_gpu_layers),
+                parallel=options.parallel,
             )
         )
         self._stop = _Stop()
@@ -94,6 +95,7 @@ class Daemon:
             n_threads=opts.n_threads,
             n_threads_batch=opts.n_threads_batch,
             n_gpu_layers=self.engine.config.n_gpu_layers,
+            parallel=opts.parallel,
         )
         try:
             self._take_lock()
@@ -176,7 +178,9 @@ class Daemon:
         from evalctl.server.gen import inference_pb2_grpc as pb_grpc
 
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="rpc")
+            futures.ThreadPoolExecutor(
+                max_workers=SPARE_WORKERS + self.options.parallel, thread_name_prefix="rpc"
+            )
         )
         self._server = server
         # HealthServicer starts out SERVING for "": say NOT_SERVING until the model loads.

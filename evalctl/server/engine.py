@@ -1,11 +1,12 @@
-"""One llama.cpp model and context, serving one request at a time.
+"""One llama.cpp model served on one or more slots, each serving one request at a time.
 
 A `Llama` instance is not thread-safe (concurrent use ended in GGML_ASSERT and SIGSEGV),
-so every request holds `_lock` from prompt evaluation to its last token, streamed or not.
-Whoever holds the lock, the llama.cpp calls themselves (load, generation, embeddings) all
-run on one thread of the engine's own (evalctl.server.native_thread): called from many
-threads, llama.cpp's OpenMP workers stopped spinning and generation lost a third of its
-speed.
+so every request holds a slot (evalctl.server.slots) from prompt evaluation to its last
+token, streamed or not: one context with its own KV cache. A slot's llama.cpp calls (load,
+generation, embeddings) all run on one thread of its own (evalctl.server.native_thread):
+called from many threads, llama.cpp's OpenMP workers stopped spinning and generation lost a
+third of its speed. `parallel` slots serve that many requests at once, each on
+`threads // parallel` threads by default.
 Generation runs token by token through `Llama.generate`, which lets the engine count
 tokens exactly, stop on a deadline, a cancelled RPC or a degenerate loop between two
 tokens, and stream deltas without re-detokenizing the whole reply at every step.
@@ -20,6 +21,7 @@ why that keeps seeded output identical to a cold cache on this backend.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import random
 import threading
@@ -55,6 +57,7 @@ from evalctl.server.prompt import (
     call_from_json,
 )
 from evalctl.server.repetition import RepetitionDetector
+from evalctl.server.slots import Slot, SlotPool
 from evalctl.server.speed import SpeedMeter
 from evalctl.server.threads import default_threads
 
@@ -81,8 +84,8 @@ class EngineConfig:
     model_name: str
     # llama-cpp-python's default is 512, far too small for tool conversations.
     n_ctx: int = 4096
-    # None: default_threads() (the physical cores this process may use). Tests on busy
-    # machines pass 1.
+    # Per slot. None: default_threads() (the physical cores this process may use) shared
+    # out among the slots, at least one each. Tests on busy machines pass 1.
     n_threads: int | None = None
     # Prompt evaluation threads (n_threads_batch); None: the same count as generation.
     n_threads_batch: int | None = None
@@ -96,6 +99,8 @@ class EngineConfig:
     # whole vocabulary only when it is rejected (grammar_sampler.py): the same greedy tokens.
     # False: llama-cpp-python's grammar-first chain (benchmarks/bench_grammar.py compares).
     grammar_resample: bool = True
+    # Requests served at once, each on a context of its own (evalctl.server.slots).
+    parallel: int = 1
 
 
 class ContextOverflowError(ValueError):
@@ -122,16 +127,33 @@ DeltaSink = Callable[[str], None]
 
 class Engine:
     def __init__(self, config: EngineConfig):
+        if config.parallel < 1:
+            raise ValueError(f"parallel must be 1 or more, not {config.parallel}")
         self.config = config
-        self._lock = threading.Lock()
-        self._llm: Any = None
+        self._pool = SlotPool(
+            [
+                Slot(i, NativeThread(f"llama{i}-{config.model_name}"[:15]))
+                for i in range(config.parallel)
+            ]
+        )
         self._builder: PromptBuilder | None = None
         self._grammars: OrderedDict[str, Any] = OrderedDict()
+        self._grammar_lock = threading.Lock()
         self._is_eog: Callable[[int], bool] = lambda _token: False
         self.speed = SpeedMeter()
-        self._native = NativeThread(f"llama-{config.model_name}"[:15])
-        # Opened on the first embed() (evalctl.server.embedding), under `_lock`.
+        # Opened on the first embed() (evalctl.server.embedding), under `_embed_lock`: one
+        # embedding context, used by one slot's request at a time.
         self._embedder: EmbeddingContext | None = None
+        self._embed_lock = threading.Lock()
+
+    @property
+    def _llm(self) -> Any:
+        """The first slot's context: the model's facts (context size, threads, layers)."""
+        return self._pool.slots[0].llm
+
+    @property
+    def parallel(self) -> int:
+        return len(self._pool.slots)
 
     @property
     def embedding_model(self) -> EmbeddingModelRef | None:
@@ -169,9 +191,10 @@ class Engine:
         return self.config.n_threads_batch or self.config.n_threads or 0
 
     def load(self) -> None:
-        self._native.run(self._load)
+        for slot in self._pool.slots:
+            slot.native.run(functools.partial(self._load, slot))
 
-    def _load(self) -> None:
+    def _load(self, slot: Slot) -> None:
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -189,10 +212,14 @@ class Engine:
         # evaluation is a batched matrix product that scales differently with cores (on a
         # 16-core Xeon a prompt-heavy suite ran faster on 2 threads than on 16), so it has a
         # count of its own (evalctl.server.threads).
-        threads = self.config.n_threads or default_threads()
+        threads = self.config.n_threads or max(1, default_threads() // self.config.parallel)
         kwargs["n_threads"] = threads
         kwargs["n_threads_batch"] = self.config.n_threads_batch or threads
         llm = llama_cpp.Llama(**kwargs)
+        slot.llm = llm
+        if slot.index > 0:
+            # The first slot's prompt builder and end-of-generation test serve them all.
+            return
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         eos_id, bos_id = llm.token_eos(), llm.token_bos()
         formatter = Jinja2ChatFormatter(
@@ -209,7 +236,6 @@ class Engine:
         # The same end-of-generation test llama-cpp-python applies (EOS, EOT, <|im_end|>...).
         self._is_eog = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
         self._builder = PromptBuilder(template, render)
-        self._llm = llm
 
     def warm_up(self) -> None:
         """One short greedy request, so the speed meter has figures before the first client
@@ -225,32 +251,41 @@ class Engine:
         self.reset_cache()
 
     def close(self, timeout: float = -1) -> bool:
-        """Free the model once no request holds it; False if one still did after `timeout`."""
-        if not self._lock.acquire(timeout=timeout):
+        """Free the model once no request holds a slot; False if one still did after
+        `timeout` (negative: wait)."""
+        if not self._pool.acquire_all(None if timeout < 0 else timeout):
             return False
         try:
-            # A second close has nothing left to free (and the thread has stopped).
-            if self._llm is not None or self._embedder is not None:
-                self._native.run(self._free)
+            for slot in self._pool.slots:
+                # A second close has nothing left to free (and the threads have stopped).
+                if slot.llm is not None or (slot.index == 0 and self._embedder is not None):
+                    slot.native.run(functools.partial(self._free, slot))
         finally:
-            self._lock.release()
-        self._native.stop()
+            self._pool.release_all()
+        for slot in self._pool.slots:
+            slot.native.stop()
         return True
 
-    def _free(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
-        if self._embedder is not None:
+    def _free(self, slot: Slot) -> None:
+        if slot.llm is not None:
+            slot.llm.close()
+            slot.llm = None
+            slot.held = ""
+        if slot.index == 0 and self._embedder is not None:
             self._embedder.close()
             self._embedder = None
 
     def reset_cache(self) -> None:
-        """Forget the KV cache, so the next request starts cold (tests and benchmarks)."""
-        with self._lock:
-            llm = self._llm
-            if llm is not None:
-                self._native.run(llm.reset)
+        """Forget every slot's KV cache, so the next request starts cold (tests and
+        benchmarks)."""
+        self._pool.acquire_all()
+        try:
+            for slot in self._pool.slots:
+                if slot.llm is not None:
+                    slot.native.run(slot.llm.reset)
+                slot.held = ""
+        finally:
+            self._pool.release_all()
 
     def plan(self, request: CompletionRequest) -> Plan:
         if self._builder is None:
@@ -275,15 +310,16 @@ class Engine:
         arrived = time.monotonic()
         plan = self.plan(request)
         wait = None if deadline is None else max(0.0, deadline - arrived)
-        if not self._lock.acquire(timeout=-1 if wait is None else wait):
+        slot = self._pool.acquire(plan.prompt, wait)
+        if slot is None:
             # Queued behind other requests for the whole budget: nothing was generated.
             return self._result(plan, "", [], "timeout", Usage(), arrived, None, None, arrived)
         try:
-            return self._native.run(
-                lambda: self._generate(request, plan, arrived, deadline, cancel, on_delta)
+            return slot.native.run(
+                lambda: self._generate(slot, request, plan, arrived, deadline, cancel, on_delta)
             )
         finally:
-            self._lock.release()
+            self._pool.release(slot)
 
     def embed(
         self,
@@ -299,27 +335,35 @@ class Engine:
         EmbedTimeoutError (evalctl.server.embedding)."""
         arrived = time.monotonic()
         wait = None if deadline is None else max(0.0, deadline - arrived)
-        if not self._lock.acquire(timeout=-1 if wait is None else wait):
+        slot = self._pool.acquire("", wait)
+        if slot is None:
             raise EmbedTimeoutError("queued behind other requests for the whole time limit")
         try:
-            if self._llm is None:
-                raise RuntimeError("the model is not loaded")
-            if self._embedder is None:
-                self._embedder = EmbeddingContext(
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads_batch,
-                    n_gpu_layers=self.config.n_gpu_layers,
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self._embed_lock.acquire(timeout=-1 if left is None else left):
+                raise EmbedTimeoutError("queued behind other requests for the whole time limit")
+            try:
+                if self._llm is None:
+                    raise RuntimeError("the model is not loaded")
+                if self._embedder is None:
+                    self._embedder = EmbeddingContext(
+                        n_threads=self.n_threads,
+                        n_threads_batch=self.n_threads_batch,
+                        n_gpu_layers=self.config.n_gpu_layers,
+                    )
+                embedder = self._embedder
+                result = slot.native.run(
+                    lambda: embedder.embed(model, texts, deadline=deadline, cancel=cancel)
                 )
-            embedder = self._embedder
-            result = self._native.run(
-                lambda: embedder.embed(model, texts, deadline=deadline, cancel=cancel)
-            )
+            finally:
+                self._embed_lock.release()
             return replace(result, queue_ms=(time.monotonic() - arrived) * 1000 - result.run_ms)
         finally:
-            self._lock.release()
+            self._pool.release(slot)
 
     def _generate(
         self,
+        slot: Slot,
         request: CompletionRequest,
         plan: Plan,
         arrived: float,
@@ -327,7 +371,7 @@ class Engine:
         cancel: threading.Event | None,
         on_delta: DeltaSink | None,
     ) -> EngineResult:
-        llm = self._llm
+        llm = slot.llm
         if llm is None:
             raise RuntimeError("the model is not loaded")
         started = time.monotonic()
@@ -347,6 +391,8 @@ class Engine:
             cached = 0
         if not cached:
             llm.reset()
+        # What this slot's cache holds from here on, for the next request's choice of slot.
+        slot.held = plan.prompt
         loop = None if request.allow_repetition else RepetitionDetector()
         resample = grammar is not None and self.config.grammar_resample
         # Imported here: it needs numpy, which only the `local` extra brings.
@@ -422,6 +468,7 @@ class Engine:
                 prompt_seconds=first_at - started,
             )
         text = "".join(pieces)
+        slot.held = plan.prompt + text
         content, calls = self._interpret(plan, text)
         stop: StopReason = finish
         if calls and finish in ("end_turn", "max_tokens"):
@@ -481,12 +528,16 @@ class Engine:
         return EngineResult(response, plan.prompt, usage.input_tokens, (started - arrived) * 1000)
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
-        from llama_cpp.llama_grammar import LlamaGrammar
-
         # Not sort_keys: the grammar emits properties in schema order, and that order is part
         # of the prompt design (asset-triage scores 102/168 fields in schema order against
         # 91/168 sorted on the embedded model). So key order also keys the cache.
         key = json.dumps(schema)
+        with self._grammar_lock:
+            return self._cached_grammar(key)
+
+    def _cached_grammar(self, key: str) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
         grammar = self._grammars.get(key)
         if grammar is None:
             try:

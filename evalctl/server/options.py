@@ -49,6 +49,8 @@ class DaemonOptions:
     # Layers to offload to a GPU: -1 every one, 0 none; None: every one when this
     # llama.cpp build can offload, else none (evalctl.server.hardware.default_gpu_layers).
     n_gpu_layers: int | None = None
+    # Requests served at once, each on a llama.cpp context of its own (evalctl.server.slots).
+    parallel: int = 1
     log_path: Path | None = None
     # An inherited file descriptor already holding the flock (set by the lifecycle
     # manager, so no other daemon can slip in between its check and our start).
@@ -70,6 +72,8 @@ class DaemonOptions:
             f"{self.grace_s:g}s",
             "--n-ctx",
             str(self.n_ctx),
+            "--parallel",
+            str(self.parallel),
         ]
         optional = {
             "--model-name": self.model_name,
@@ -98,6 +102,16 @@ def _duration_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m evalctl.server", description="Serve one GGUF model over gRPC."
@@ -107,7 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle-timeout", type=_duration_arg, default=DEFAULT_IDLE_TIMEOUT_S)
     p.add_argument("--grace", type=_duration_arg, default=DEFAULT_GRACE_S)
     p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
-    p.add_argument("--threads", type=int, default=None, help="generation threads")
+    p.add_argument(
+        "--threads", type=int, default=None, help="generation threads (per parallel slot)"
+    )
+    p.add_argument(
+        "--parallel", type=_positive_int, default=1, help="requests served at once (slots)"
+    )
     p.add_argument(
         "--threads-batch", type=int, default=None, help="prompt threads (default: --threads)"
     )
@@ -132,6 +151,7 @@ def parse_argv(argv: list[str]) -> DaemonOptions:
         n_threads=ns.threads,
         n_threads_batch=ns.threads_batch,
         n_gpu_layers=ns.gpu_layers,
+        parallel=ns.parallel,
         log_path=ns.log,
         lock_fd=ns.lock_fd,
     )

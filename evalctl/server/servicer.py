@@ -199,6 +199,7 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
             socket_path=self._info.socket_path,
             n_threads=self._engine.n_threads,
             n_threads_batch=self._engine.n_threads_batch,
+            n_parallel=self._engine.parallel,
             embedding_model_name=embedding.name if embedding is not None else "",
             embedding_model_sha256=embedding.sha256 if embedding is not None else "",
             system_info=self._system_info,

@@ -190,7 +190,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s", "n_threads_batch", "embedding_model_name", "embedding_model_sha256")
+    __slots__ = ("ready", "model_name", "model_sha256", "model_path", "model_size_bytes", "n_ctx", "backend", "backend_version", "version", "pid", "uptime_s", "requests_served", "in_flight", "idle_timeout_s", "socket_path", "n_threads", "system_info", "cpu_model", "n_batch", "n_gpu_layers", "gpu_offload_supported", "gen_tokens_per_s", "prompt_tokens_per_s", "n_threads_batch", "embedding_model_name", "embedding_model_sha256", "n_parallel")
     READY_FIELD_NUMBER: _ClassVar[int]
     MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
     MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +217,7 @@ class GetStatusResponse(_message.Message):
     N_THREADS_BATCH_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
     EMBEDDING_MODEL_SHA256_FIELD_NUMBER: _ClassVar[int]
+    N_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     ready: bool
     model_name: str
     model_sha256: str
@@ -243,7 +244,8 @@ class GetStatusResponse(_message.Message):
     n_threads_batch: int
     embedding_model_name: str
     embedding_model_sha256: str
-    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ..., n_threads_batch: _Optional[int] = ..., embedding_model_name: _Optional[str] = ..., embedding_model_sha256: _Optional[str] = ...) -> None: ...
+    n_parallel: int
+    def __init__(self, ready: _Optional[bool] = ..., model_name: _Optional[str] = ..., model_sha256: _Optional[str] = ..., model_path: _Optional[str] = ..., model_size_bytes: _Optional[int] = ..., n_ctx: _Optional[int] = ..., backend: _Optional[str] = ..., backend_version: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_s: _Optional[float] = ..., requests_served: _Optional[int] = ..., in_flight: _Optional[int] = ..., idle_timeout_s: _Optional[float] = ..., socket_path: _Optional[str] = ..., n_threads: _Optional[int] = ..., system_info: _Optional[str] = ..., cpu_model: _Optional[str] = ..., n_batch: _Optional[int] = ..., n_gpu_layers: _Optional[int] = ..., gpu_offload_supported: _Optional[bool] = ..., gen_tokens_per_s: _Optional[float] = ..., prompt_tokens_per_s: _Optional[float] = ..., n_threads_batch: _Optional[int] = ..., embedding_model_name: _Optional[str] = ..., embedding_model_sha256: _Optional[str] = ..., n_parallel: _Optional[int] = ...) -> None: ...
 
 class ShutdownRequest(_message.Message):
     __slots__ = ("grace_s",)

@@ -43,9 +43,9 @@ from evalctl.errors import (
 )
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus, StopResult
 from evalctl.modelfiles.manifest import ResolvedModel, resolve, sha256_file, verify
-from evalctl.providers.base import Provider, Speed
+from evalctl.providers import local_engine
+from evalctl.providers.base import CHAT_AND_EMBEDDINGS, Provider, Speed
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import capabilities_of
 from evalctl.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_N_CTX, parse_duration
 from evalctl.server.threads import default_threads
 
@@ -58,6 +58,11 @@ DEATH_WAIT_S = 2.0
 
 class LocalProvider(Provider):
     name = "local"
+    summary = "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)"
+    capabilities = CHAT_AND_EMBEDDINGS
+    # Its daemon serves as many cases at once as it has slots (`local_parallel`, else -j).
+    concurrent = True
+    detect_env = ("EVALCTL_LOCAL_MODEL",)
     # Its daemon may be stopped and started per case (`--restart-per-case`).
     has_daemon = True
 
@@ -111,9 +116,18 @@ class LocalProvider(Provider):
     def model_sha256(self) -> str | None:
         return self._sha256
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
+    # What `evalctl providers` and `--provider local` know before starting anything.
+    @classmethod
+    def unavailable_reason(cls, options: ProviderOptions) -> str | None:
+        return local_engine.unavailable_reason(options)
+
+    @classmethod
+    def check_given(cls, options: ProviderOptions) -> None:
+        local_engine.check_given(options)
+
+    @classmethod
+    def describe(cls, options: ProviderOptions) -> str:
+        return local_engine.describe(options.settings, options.env, options.model, options.extra)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         import grpc
@@ -178,11 +192,12 @@ class LocalProvider(Provider):
     def ensure_running(self) -> DaemonStatus:
         """Start the daemon if needed and wait until it serves; returns its status.
 
-        A daemon left running with fewer slots than this provider asks for (an earlier run
-        at a lower -j) is stopped and started again, once it serves no request: cases sent
-        beyond its slots would only queue, and their time limits with them."""
+        A daemon left running with another number of slots than this provider asks for (an
+        earlier run at another -j) is stopped and started again when it serves no request:
+        with fewer, cases sent beyond its slots would only queue, and their time limits with
+        them; with more, each case would decode on its slot's share of the threads."""
         status = self.manager.ensure_running()
-        if status.n_parallel < self._spec.parallel and status.in_flight == 0:
+        if status.n_parallel != self._spec.parallel and status.in_flight == 0:
             self.manager.drop_client()
             self.manager.stop()
             status = self.manager.ensure_running()

@@ -29,6 +29,8 @@ class Platform(BaseModel):
     threads: int | None = None
     # Prompt evaluation's threads (`threads` counts generation's).
     threads_batch: int | None = None
+    # Requests the local daemon served at once, each on its own context (`threads` each).
+    parallel: int | None = None
     batch_size: int | None = None
     gpu_layers: int | None = None
     # Cloud APIs: the backend fingerprints the API reported over the run (OpenAI's
@@ -68,6 +70,7 @@ _COMPARED = (
     "cpu",
     "threads",
     "threads_batch",
+    "parallel",
     "batch_size",
     "gpu_layers",
     "system_fingerprints",

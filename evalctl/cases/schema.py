@@ -319,3 +319,63 @@ class Suite(BaseModel):
     def directory(self) -> Path:
         """Where the suite's relative paths (fixtures, commands, modules) resolve from."""
         return self._directory
+
+
+class SuiteFile(_Strict):
+    """A whole suite file, `[suite]` and its `[[case]]` tables: the top level the loader
+    reads (evalctl.cases.loader). Used for the published JSON Schema only; the loader checks
+    the two tables itself, so each problem is located."""
+
+    suite: SuiteTable
+    case: list[CaseEntry] = Field(default_factory=list)
+
+
+# A placeholder string (`threshold = "{{ row_threshold }}"`): a row's value fills it, and
+# the case it makes is validated then.
+_PLACEHOLDER: dict[str, Any] = {"type": "string", "pattern": r"\{\{|\{%"}
+
+
+def suite_file_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a suite file, from the models above, for editors
+    (`evalctl schema`; docs/writing-suites.md, "Checking suite files in your editor").
+
+    It accepts every file the loader's first phase accepts, so it is looser where the
+    models are read leniently: `[[suite.tools]]` tables, a single `target` table, placeholder
+    strings in the template and in inline cases, numbers where a case has text. What a
+    kind or plugin checks in the second phase (a case's `input`, `expected` and each
+    `[[case.assert]]`'s parameters, `output_schema`, a tool's `parameters`) is an open object
+    here."""
+    schema = SuiteFile.model_json_schema(by_alias=True, mode="validation")
+    defs = schema["$defs"]
+    suite = defs["SuiteTable"]["properties"]
+    # `[[suite.tools]]` tables declare and offer a tool at once (SuiteTable._tables_in_tools).
+    suite["tools"]["items"] = {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/ToolDecl"}]}
+    # `target = { ... }`, one table, reads as a list of one (SuiteTable._one_or_many).
+    suite["target"] = {"anyOf": [suite["target"], suite["target"]["items"]]}
+    case = defs["CaseEntry"]
+    # With `[suite.case_template]`, an inline case that sets `vars` gets its input there.
+    case["required"] = [name for name in case["required"] if name != "input"]
+    # `metadata` labels: a number or boolean is its text (CaseEntry._labels_as_text).
+    case["properties"]["metadata"]["additionalProperties"] = {
+        "type": ["string", "number", "boolean"]
+    }
+    # A row's value fills a placeholder written where a number, list or table goes; an
+    # inline case that sets `vars` is filled the same way (evalctl.cases.datafiles).
+    for model, fixed in (("CaseTemplate", ()), ("CaseEntry", ("id", "vars"))):
+        props = defs[model]["properties"]
+        for name, prop in props.items():
+            if prop.get("type") == "string":
+                if model == "CaseEntry":  # coerce_numbers_to_str: `description = 3` is "3"
+                    props[name] = {"anyOf": [prop, {"type": "number"}]}
+            elif name not in fixed:
+                props[name] = {"anyOf": [prop, _PLACEHOLDER]}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+        "title": "evalctl suite file",
+        "description": (
+            "A suite file, cases/<suite>.toml: one [suite] table and its [[case]] tables. "
+            "Generated from evalctl's models by `evalctl schema`; `evalctl cases validate` "
+            "checks the rest (the kind's input and expected, each assertion's parameters)."
+        ),
+    }

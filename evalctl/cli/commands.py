@@ -105,6 +105,12 @@ def _soak() -> ModuleType:
     return soak
 
 
+def _schema() -> ModuleType:
+    from evalctl.cli import schema
+
+    return schema
+
+
 def _crash_test() -> ModuleType:
     from evalctl.cli import crash_test
 
@@ -143,6 +149,9 @@ COMMANDS: dict[str, CommandEntry] = {
         _baseline, "Write the per-provider baseline that `evalctl compare` gates against."
     ),
     "compare": CommandEntry(_compare, "Gate results on a baseline, or diff two runs."),
+    "schema": CommandEntry(
+        _schema, "Print the JSON Schema of a suite file, for editors that check TOML against one."
+    ),
     "models": CommandEntry(_models, "List and verify local GGUF models.", group=True),
     "server": CommandEntry(_server, "Run and manage the local inference daemon.", group=True),
     "report": CommandEntry(

@@ -25,11 +25,14 @@ loaded from either place:
   the reason), and optionally an opener whose value tools find in `ctx.resources[name]`.
 - `add_setting(PluginSetting(name, type_, default))`: a top-level key of `evalctl.toml`,
   validated when the file is read; the plugin reads it with `SETTING.get(settings)`.
-- `add_provider(name, factory, traits)`: a provider (`--provider <name>`): a factory taking
-  `ProviderOptions` and returning a `Provider`, and its `ProviderTraits` (summary, when it is
-  unavailable, capabilities, concurrent, billed, `real` for `--provider all`, the
-  environment variables that select it when `--provider` is not given). The built-in
-  providers register through this very call (`evalctl.providers.registry.register`).
+- `add_provider(name, provider_class)`: a provider (`--provider <name>`): a `Provider`
+  subclass built from `ProviderOptions`, whose class attributes and class methods are its
+  traits (summary, when it is unavailable, capabilities, concurrent, billed, `real` for
+  `--provider all`, the environment variables that select it when `--provider` is not
+  given). `add_provider(name, factory, traits)` takes a factory of `ProviderOptions`
+  instead, with the class whose traits apply (or a function returning it), or a
+  `ProviderTraits` for a provider whose class carries none. The built-in providers register
+  through this very call (`evalctl.providers.registry.register`).
 - `set_judge(factory)`: what makes the run's judge (`ScoringContext.judge`) from a
   `JudgeSetup`; one plugin provides it (the built-in `evalctl.judge`).
 
@@ -45,7 +48,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -68,6 +71,7 @@ from evalctl.providers.registry import (
     ProviderOptions,
     ProviderSpec,
     ProviderTraits,
+    TraitsSource,
 )
 from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable
 from evalctl.scoring.answer import Answer
@@ -232,13 +236,37 @@ class Registry:
         # A judge that does not inherit `JudgeService` is adapted, once, here.
         self._judge = (adapted_judge_factory(factory), self.current)
 
-    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
+    def add_provider(
+        self,
+        name: str,
+        factory: ProviderFactory | type[Provider],
+        traits: TraitsSource | None = None,
+    ) -> None:
         """A provider: `factory(options)` builds it (import its SDK inside, so listing
-        providers costs nothing), `traits` say what evalctl may know without building it."""
+        providers costs nothing). What evalctl may know without building it are its traits:
+        the class attributes of its `Provider` class, `factory` itself when that is the
+        class, else `traits`, the class or a function returning it (called on the first
+        lookup, so its module is imported then); or a `ProviderTraits`, for a provider whose
+        class carries none (one that does not inherit `Provider`)."""
         if not callable(factory):
             raise self._bad("provider", name, "the factory must be a callable")
-        if not isinstance(traits, ProviderTraits):
-            raise self._bad("provider", name, "traits must be a ProviderTraits")
+        if traits is None:
+            if not _is_provider_class(factory):
+                raise self._bad(
+                    "provider",
+                    name,
+                    "give the Provider class whose traits apply, or a ProviderTraits",
+                )
+            traits = factory
+        elif isinstance(traits, type):
+            if not _is_provider_class(traits):
+                raise self._bad("provider", name, "traits must be a Provider class")
+        elif not isinstance(traits, ProviderTraits) and not callable(traits):
+            raise self._bad(
+                "provider",
+                name,
+                "traits must be a Provider class, a function returning one, or a ProviderTraits",
+            )
         # A provider that does not inherit `Provider` is adapted, once, here.
         self._add("provider", name, adapted_provider_factory(factory), extra={"traits": traits})
 
@@ -394,3 +422,12 @@ class PluginSetting:
     def get(self, settings: Settings) -> Any:
         extras = settings.model_extra or {}
         return self.validate(extras[self.name]) if self.name in extras else self.default
+
+
+def _is_provider_class(value: object) -> TypeGuard[type[Provider]]:
+    """A `Provider` subclass whose traits can be read: `capabilities` a class attribute."""
+    return (
+        isinstance(value, type)
+        and issubclass(value, Provider)
+        and isinstance(value.capabilities, frozenset | set)
+    )

@@ -156,6 +156,7 @@ class _AdaptedProvider(Provider):
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.name = inner.name
+        self.capabilities = frozenset(getattr(inner, "capabilities", frozenset()))
         self._sampling = frozenset(getattr(inner, "sampling_params", SAMPLING_PARAMS))
         self._close = getattr(inner, "close", None)
         self._run_settings = getattr(inner, "run_settings", None)
@@ -173,10 +174,6 @@ class _AdaptedProvider(Provider):
     def model_sha256(self) -> str | None:
         sha: str | None = getattr(self._inner, "model_sha256", None)
         return sha
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset(getattr(self._inner, "capabilities", frozenset()))
 
     @property
     def sampling_params(self) -> frozenset[str]:

@@ -169,3 +169,67 @@ def test_a_plugin_provider_is_seen_by_the_lookups_below_the_plugin_layer(
     finally:
         plugin_loader.reset()
     assert not providers.is_billed("metered")
+
+
+def _doc_provider() -> str:
+    """The provider example of docs/plugins.md, "Providers"."""
+    doc = (Path(__file__).parent.parent / "docs" / "plugins.md").read_text()
+    start = doc.index("`shout_plugin.py` (with")
+    body = doc.index("\n", doc.index("```", start)) + 1
+    return doc[body : doc.index("```", body)]
+
+
+def test_the_docs_provider_is_one_class_and_one_registration_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _project(tmp_path, 'plugins = ["shout_plugin"]\n')
+    (root / "shout_plugin.py").write_text(_doc_provider())
+    default, listed = _providers(root)
+    assert listed["shout"]["summary"] == "answers in upper case" and default == "local"
+    monkeypatch.setenv("SHOUT_ON", "1")
+    assert _providers(root)[0] == "shout"  # its class's detect_env
+    proc = evalctl(root, "run", "--provider", "shout", "--cases", "cases/loud.toml", "--out", "o")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads((root / "o" / "results.json").read_text())
+    assert [c["status"] for c in result["cases"]] == ["pass"]
+
+
+def test_the_registry_reads_traits_from_the_class_it_was_given() -> None:
+    from evalctl.chat import CompletionRequest, CompletionResponse
+    from evalctl.plugin import Provider
+
+    class Metered(Provider):
+        name = "metered"
+        billed = True
+        deterministic = True
+        capabilities = frozenset({"tools"})
+
+        def __init__(self, options: ProviderOptions) -> None:
+            pass
+
+        @property
+        def model(self) -> str:
+            return "m"
+
+        def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+            return CompletionResponse(content="", model=self.model)
+
+    loaded: list[str] = []
+
+    def metered_class() -> type[Provider]:
+        loaded.append("metered")
+        return Metered
+
+    reg = Registry()
+    reg.add_provider("metered", Metered)
+    reg.add_provider("lazy", lambda options: Metered(options), metered_class)
+    assert loaded == []  # a function returning the class is called on the first lookup only
+    specs = {spec.name: spec for spec in reg.providers()}
+    for name in ("metered", "lazy"):
+        traits = specs[name].traits
+        assert traits.billed and traits.deterministic and not traits.concurrent
+        assert traits.capabilities == {"tools"} and traits.real
+    assert loaded == ["metered"]
+    # A factory with no class to read traits from is refused.
+    with pytest.raises(BadInputError, match="Provider class"):
+        reg.add_provider("bare", lambda options: Metered(options))

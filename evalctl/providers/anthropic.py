@@ -42,7 +42,7 @@ from evalctl.chat import (
     Usage,
 )
 from evalctl.errors import ProviderError, ProviderUnavailableError
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CHAT, Provider, missing_package
 from evalctl.providers.cloud import (
     malformed_body,
     parse_retry_after,
@@ -53,7 +53,6 @@ from evalctl.providers.cloud import (
     transport_exceptions,
 )
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import capabilities_of
 from evalctl.secrets import redact
 
 if TYPE_CHECKING:
@@ -135,6 +134,11 @@ def wire_tool_choice(choice: str) -> dict[str, Any]:
 
 class AnthropicProvider(Provider):
     name = "anthropic"
+    summary = "Anthropic Messages API via the official SDK"
+    capabilities = CHAT
+    concurrent = True
+    billed = True
+    detect_env = ("ANTHROPIC_API_KEY",)
     # Nothing of a request's sampling is sent (see the module docstring).
     sampling_params: frozenset[str] = frozenset()
 
@@ -151,9 +155,11 @@ class AnthropicProvider(Provider):
     def model(self) -> str:
         return self._model
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
+    @classmethod
+    def unavailable_reason(cls, options: ProviderOptions) -> str | None:
+        if not options.env.get("ANTHROPIC_API_KEY"):
+            return "ANTHROPIC_API_KEY is not set"
+        return missing_package("anthropic", "pip install anthropic")
 
     def _params(self, request: CompletionRequest) -> dict[str, Any]:
         import anthropic

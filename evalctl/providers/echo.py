@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Usage
 from evalctl.errors import ProviderError
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CHAT, Provider
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import capabilities_of
 
 
 def last_user_message(request: CompletionRequest) -> str:
@@ -23,6 +22,14 @@ def last_user_message(request: CompletionRequest) -> str:
 
 class EchoProvider(Provider):
     name = "echo"
+    summary = (
+        "answers each request with its last user message as sent, no tools (checks "
+        "templates and prompt variants)"
+    )
+    # It accepts every request a chat provider does, so no suite is skipped on it.
+    capabilities = CHAT
+    concurrent = True
+    real = False
 
     def __init__(self, model: str = "echo"):
         self._model = model
@@ -30,10 +37,6 @@ class EchoProvider(Provider):
     @property
     def model(self) -> str:
         return self._model
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         if "#" in request.tag:

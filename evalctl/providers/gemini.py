@@ -55,7 +55,7 @@ from evalctl.chat import (
 )
 from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CHAT_AND_EMBEDDINGS, Provider, missing_package
 from evalctl.providers.cloud import (
     check_vector_count,
     embedding_batches,
@@ -68,7 +68,6 @@ from evalctl.providers.cloud import (
     transport_exceptions,
 )
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import capabilities_of, gemini_key
 
 if TYPE_CHECKING:
     from google.genai import errors as genai_errors
@@ -107,8 +106,17 @@ def retry_after_of(exc: genai_errors.APIError) -> float | None:
     return None
 
 
+def gemini_key(env: Mapping[str, str]) -> str | None:
+    return env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or None
+
+
 class GeminiProvider(Provider):
     name = "gemini"
+    summary = "Google Gemini via the google-genai SDK"
+    capabilities = CHAT_AND_EMBEDDINGS
+    concurrent = True
+    billed = True
+    detect_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
     def __init__(
         self,
@@ -137,9 +145,11 @@ class GeminiProvider(Provider):
     def model(self) -> str:
         return self._model
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
+    @classmethod
+    def unavailable_reason(cls, options: ProviderOptions) -> str | None:
+        if not gemini_key(options.env):
+            return "neither GOOGLE_API_KEY nor GEMINI_API_KEY is set"
+        return missing_package("google.genai", "pip install google-genai")
 
     # -- request ------------------------------------------------------------------------
 

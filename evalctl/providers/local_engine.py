@@ -1,4 +1,5 @@
-"""What `evalctl providers` says about the local engine here: its backend and GPU layers.
+"""What `evalctl providers` says about the local engine here: its backend and GPU layers,
+and whether it can run (the local provider's `unavailable_reason` and `check_given`).
 
 Known without starting anything: llama.cpp's build (its backends, and whether it can offload
 to a GPU) and the `gpu_layers` setting. The layers really offloaded depend on the model, so
@@ -13,10 +14,27 @@ from collections.abc import Mapping
 from evalctl.config import Settings
 from evalctl.errors import EvalctlError
 from evalctl.lifecycle.manager import DaemonManager, DaemonSpec, DaemonStatus
-from evalctl.modelfiles.manifest import resolve
+from evalctl.modelfiles.manifest import describe_model_problem, load_manifest, resolve
+from evalctl.providers.base import missing_package
+from evalctl.providers.options import ProviderOptions
 from evalctl.server import hardware
 
 GPU_LAYERS_ENV = "EVALCTL_LOCAL_GPU_LAYERS"
+
+
+def unavailable_reason(options: ProviderOptions) -> str | None:
+    """Why the local engine cannot run here (llama.cpp missing, no model file), or None."""
+    missing = missing_package("llama_cpp", "run `make setup`")
+    if missing:
+        return missing
+    return describe_model_problem(options.model or options.settings.local_model)
+
+
+def check_given(options: ProviderOptions) -> None:
+    """A --model (or `local_model`) that is neither a manifest name nor a file is bad input."""
+    model = options.model or options.settings.local_model
+    if model is not None and load_manifest().get(model) is None:
+        resolve(model)  # raises BadInputError naming the path that is not a file
 
 
 def describe(

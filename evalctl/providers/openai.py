@@ -62,7 +62,7 @@ from evalctl.chat import (
 )
 from evalctl.embeddings import Embeddings
 from evalctl.errors import ProviderError, ProviderUnavailableError, TransientProviderError
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CHAT_AND_EMBEDDINGS, Provider, missing_package
 from evalctl.providers.cloud import (
     check_vector_count,
     embedding_batches,
@@ -75,7 +75,6 @@ from evalctl.providers.cloud import (
     transport_exceptions,
 )
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import capabilities_of
 from evalctl.secrets import redact
 
 if TYPE_CHECKING:
@@ -193,6 +192,14 @@ class _Collected:
 
 class OpenAIProvider(Provider):
     name = "openai"
+    summary = "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK"
+    capabilities = CHAT_AND_EMBEDDINGS
+    # Usually a serving cluster (vLLM, TGI) built for parallel load.
+    concurrent = True
+    # Priced only when the model is in the price table: a model on one's own vLLM or
+    # llama.cpp server has no entry, so no estimate.
+    billed = True
+    detect_env = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
 
     def __init__(
         self,
@@ -233,9 +240,12 @@ class OpenAIProvider(Provider):
     def model(self) -> str:
         return self._model
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
+    @classmethod
+    def unavailable_reason(cls, options: ProviderOptions) -> str | None:
+        # A compatible server needs only its URL; OpenAI itself needs only the key.
+        if not (options.env.get("OPENAI_BASE_URL") or options.env.get("OPENAI_API_KEY")):
+            return "neither OPENAI_BASE_URL (an OpenAI-compatible server) nor OPENAI_API_KEY is set"
+        return missing_package("openai", "pip install 'evalctl[openai]'")
 
     @property
     def embedding_model(self) -> str:

@@ -1,8 +1,8 @@
 """What a provider is made with: `ProviderOptions` (settings, environment, the model and reply
-script asked for, the run's case values) and the `ProviderFactory` that takes them.
+script asked for, the run's case values); `evalctl.providers.base.ProviderFactory` takes them.
 
-On its own, below the registry, so that a provider module reads its options without importing
-the registry that imports it.
+On its own, below the Provider base class (whose trait hooks read them) and the registry, so
+that a provider module reads its options without importing the registry.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from evalctl.config import Settings
-from evalctl.providers.base import Provider
 
 # Fills placeholders in a value from a case's values: (value, values) -> (the filled value,
 # the problems found, each in words).
@@ -48,6 +47,3 @@ class ProviderOptions:
     # Cases the run sends at once (-j): a provider that serves requests itself (the local
     # daemon) sizes its parallelism to it.
     concurrency: int = 1
-
-
-ProviderFactory = Callable[[ProviderOptions], Provider]

@@ -1,9 +1,13 @@
-"""The provider registry: each provider's traits as data, a lazy factory, and the lookups.
+"""The provider registry: each provider's name, factory and the class whose traits apply, and
+the lookups.
 
-Traits are everything the rest of evalctl may know about a provider without creating it:
+A provider's traits are everything the rest of evalctl may know about it without creating it:
 what it can do (`capabilities`), whether cases may run concurrently against it, whether it
-bills per token (cost estimates), whether `--provider all` includes it, and which
-environment variables select it. No other module keeps a list of provider names.
+bills per token (cost estimates), whether `--provider all` includes it, which environment
+variables select it, whether it can run here. They are class attributes (and class methods)
+of its `Provider` class, beside `complete()` (evalctl.providers.base); the registry reads them
+from the class it was given, so no provider module imports the registry. No other module
+keeps a list of provider names.
 
 Providers are registered through the plugin API (`Registry.add_provider`, evalctl.plugin):
 the built-in ones by `register` below, a plugin's by its own `register`. The plugin layer
@@ -11,8 +15,10 @@ sits above this one, so the plugin loader hands in where the registered provider
 from (`use_registered`); until it does (the daemon, `evalctl --help`), the lookups see the
 built-in providers, registered by the same `register` into a table of their own.
 
-Each built-in factory imports its provider module inside a function, so `evalctl --help`
-imports no SDK, while editors and the import linter still follow the import.
+Each built-in is registered with two functions that import its provider module only when
+called: its factory, and the one returning its class (asked on the first trait lookup). So
+`evalctl --help` imports no provider module, and none imports a vendor SDK at its top, while
+editors and the import linter still follow the import.
 
 Detection (when `--provider` is not given) tries the providers in registration order and
 picks the first one whose `detect_env` has a variable set: EVALCTL_LOCAL_MODEL >
@@ -22,53 +28,63 @@ plugin's variables; with none set, the local provider on the embedded model.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.base import CAP_EMBEDDINGS, CAP_JSON_SCHEMA, CAP_TOOLS, Provider
+from evalctl.providers.base import Provider
+from evalctl.providers.base import ProviderFactory as ProviderFactory
 from evalctl.providers.options import CaseValues as CaseValues
-from evalctl.providers.options import ProviderFactory as ProviderFactory
 from evalctl.providers.options import ProviderOptions as ProviderOptions
 from evalctl.providers.options import ValueRenderer as ValueRenderer
 
 
 @dataclass(frozen=True)
 class ProviderTraits:
-    """What evalctl may know about a provider without creating it."""
+    """A provider's traits as data: what the registry reads from its class
+    (`traits_of`), and what a plugin provider whose class does not carry them (one written
+    before the classes did, or a plain factory function) gives `add_provider` instead. Each
+    field's meaning is the `Provider` class attribute or class method of the same name."""
 
-    # One line for `evalctl providers`.
     summary: str = ""
-    # Returns None when the provider can run, else the reason it cannot; None: it always can.
+    # None: it always can run.
     unavailable_reason: Callable[[ProviderOptions], str | None] | None = None
-    # What the provider's requests support; a suite requiring more is skipped on it.
     capabilities: frozenset[str] = frozenset()
-    # Cases may run in parallel against it (`--concurrency`); the local daemon serves as many
-    # at once as it has slots (`local_parallel`, else the run's -j).
     concurrent: bool = False
-    # Bills per token: its runs get a cost estimate from the price table.
     billed: bool = False
-    # `--provider all` runs it; the scripted replayer is a test tool and joins only with --script.
     real: bool = True
-    # Its answers cannot vary between samples (a reply script): `compare` judges its cases
-    # exactly, any pass -> fail a regression, and `run --baseline` never re-samples them.
     deterministic: bool = False
-    # Any of these set in the environment selects it when `--provider` is not given.
     detect_env: tuple[str, ...] = ()
-    # How it runs on this machine, where that is known without creating it (the local
-    # engine's backend and GPU layers); asked only when the provider is available.
+    # None: nothing known.
     describe: Callable[[ProviderOptions], str] | None = None
-    # Raises BadInputError where an option the user typed for it names nothing (a --script
-    # or --model that is no file, a flag it cannot do without): bad input (exit 2), not an
-    # unavailable provider (exit 3, which CI reads as a broken machine). Asked before
-    # `unavailable_reason` by `create`; None: nothing to check.
+    # None: nothing to check.
     check_given: Callable[[ProviderOptions], None] | None = None
-    # It answers from the reply script given with --script: `--provider all` runs it (not
-    # `real`) when a script is given.
     replays_script: bool = False
+
+
+def traits_of(cls: type[Provider]) -> ProviderTraits:
+    """The traits a provider class carries (its class attributes and class methods)."""
+    return ProviderTraits(
+        cls.summary,
+        cls.unavailable_reason,
+        capabilities=frozenset(cls.capabilities),
+        concurrent=cls.concurrent,
+        billed=cls.billed,
+        real=cls.real,
+        deterministic=cls.deterministic,
+        detect_env=tuple(cls.detect_env),
+        describe=cls.describe,
+        check_given=cls.check_given,
+        replays_script=cls.replays_script,
+    )
+
+
+# Where a provider's traits come from: its class, a function returning its class (which
+# imports the module on the first lookup), or the traits themselves (a plugin provider whose
+# class carries none).
+TraitsSource = ProviderTraits | type[Provider] | Callable[[], type[Provider]]
 
 
 @dataclass(frozen=True)
@@ -78,9 +94,34 @@ class ProviderSpec:
     name: str
     # Imports the provider's module and builds it; called only when the provider is created.
     factory: ProviderFactory
-    traits: ProviderTraits
+    traits_from: TraitsSource
     # `builtin`, or the plugin that registered it (`orders_plugin (evalctl.toml)`).
     origin: str = "builtin"
+
+    @property
+    def provider_class(self) -> type[Provider] | None:
+        """The class whose traits apply (its module imported now); None for a provider
+        registered with `ProviderTraits`."""
+        source = self.traits_from
+        if isinstance(source, ProviderTraits):
+            return None
+        cls = source if isinstance(source, type) else source()
+        if not (isinstance(cls, type) and issubclass(cls, Provider)):
+            raise BadInputError(
+                f"provider {self.name!r} ({self.origin}): its traits class {cls!r} is not a "
+                "Provider class",
+                field="plugins",
+            )
+        return cls
+
+    @property
+    def traits(self) -> ProviderTraits:
+        source = self.traits_from
+        if isinstance(source, ProviderTraits):
+            return source
+        cls = self.provider_class
+        assert cls is not None  # not ProviderTraits: a class, or a function returning one
+        return traits_of(cls)
 
     @property
     def summary(self) -> str:
@@ -114,7 +155,12 @@ class ProviderSpec:
 class ProviderRegistrar(Protocol):
     """What `register` registers into: the plugin `Registry`, or the built-ins' own table."""
 
-    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None: ...
+    def add_provider(
+        self,
+        name: str,
+        factory: ProviderFactory | type[Provider],
+        traits: TraitsSource | None = None,
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -124,95 +170,22 @@ class Availability:
     available: bool
     reason: str
     origin: str = "builtin"
-    # ProviderTraits.describe's answer; empty where the provider has none.
+    # The provider's `describe()`; empty where it says nothing.
     detail: str = ""
 
 
-def _missing_module(module: str, extra: str) -> str | None:
-    if importlib.util.find_spec(module) is None:
-        return f"Python package {module!r} is not installed ({extra})"
-    return None
-
-
-def _local_reason(options: ProviderOptions) -> str | None:
-    missing = _missing_module("llama_cpp", "run `make setup`")
-    if missing:
-        return missing
-    from evalctl.modelfiles.manifest import describe_model_problem
-
-    return describe_model_problem(options.model or options.settings.local_model)
-
-
-def _anthropic_reason(options: ProviderOptions) -> str | None:
-    if not options.env.get("ANTHROPIC_API_KEY"):
-        return "ANTHROPIC_API_KEY is not set"
-    return _missing_module("anthropic", "pip install anthropic")
-
-
-def gemini_key(env: Mapping[str, str]) -> str | None:
-    return env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or None
-
-
-def _gemini_reason(options: ProviderOptions) -> str | None:
-    if not gemini_key(options.env):
-        return "neither GOOGLE_API_KEY nor GEMINI_API_KEY is set"
-    return _missing_module("google.genai", "pip install google-genai")
-
-
-def openai_configured(env: Mapping[str, str]) -> bool:
-    # A compatible server needs only its URL; OpenAI itself needs only the key.
-    return bool(env.get("OPENAI_BASE_URL") or env.get("OPENAI_API_KEY"))
-
-
-def _openai_reason(options: ProviderOptions) -> str | None:
-    if not openai_configured(options.env):
-        return "neither OPENAI_BASE_URL (an OpenAI-compatible server) nor OPENAI_API_KEY is set"
-    return _missing_module("openai", "pip install 'evalctl[openai]'")
-
-
-def _scripted_reason(options: ProviderOptions) -> str | None:
-    if options.script is None:
-        return "needs --script FILE (a test and demo provider that replays canned replies)"
-    if not options.script.is_file():
-        return f"script file {options.script} does not exist"
-    return None
-
-
-def _scripted_given(options: ProviderOptions) -> None:
-    """Asking for the scripted provider without its --script is a missing flag, nothing wrong
-    with the machine; a --script that is no file is bad input too."""
-    script = options.script
-    if script is None:
-        raise BadInputError(
-            "the scripted provider needs --script FILE (a reply script)",
-            field="--script",
-            hint="docs/writing-suites.md, 'Reply scripts', describes the file",
-        )
-    if not script.is_file():
-        what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
-        raise BadInputError(what, file=str(script), field="--script")
-
-
-def _local_given(options: ProviderOptions) -> None:
-    """A --model (or `local_model`) that is neither a manifest name nor a file is bad input."""
-    from evalctl.modelfiles.manifest import load_manifest, resolve
-
-    model = options.model or options.settings.local_model
-    if model is not None and load_manifest().get(model) is None:
-        resolve(model)  # raises BadInputError naming the path that is not a file
-
-
-def _local_describe(options: ProviderOptions) -> str:
-    from evalctl.providers.local_engine import describe
-
-    return describe(options.settings, options.env, options.model, options.extra)
-
-
-# The factories: each imports its module only when that provider is created.
+# Each built-in: its factory and its class, each importing the provider's module only when
+# called.
 def _create_local(options: ProviderOptions) -> Provider:
     from evalctl.providers.local import create as create_local
 
     return create_local(options)
+
+
+def _local() -> type[Provider]:
+    from evalctl.providers.local import LocalProvider
+
+    return LocalProvider
 
 
 def _create_anthropic(options: ProviderOptions) -> Provider:
@@ -221,10 +194,22 @@ def _create_anthropic(options: ProviderOptions) -> Provider:
     return create_anthropic(options)
 
 
+def _anthropic() -> type[Provider]:
+    from evalctl.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider
+
+
 def _create_gemini(options: ProviderOptions) -> Provider:
     from evalctl.providers.gemini import create as create_gemini
 
     return create_gemini(options)
+
+
+def _gemini() -> type[Provider]:
+    from evalctl.providers.gemini import GeminiProvider
+
+    return GeminiProvider
 
 
 def _create_openai(options: ProviderOptions) -> Provider:
@@ -233,16 +218,34 @@ def _create_openai(options: ProviderOptions) -> Provider:
     return create_openai(options)
 
 
+def _openai() -> type[Provider]:
+    from evalctl.providers.openai import OpenAIProvider
+
+    return OpenAIProvider
+
+
 def _create_scripted(options: ProviderOptions) -> Provider:
     from evalctl.providers.scripted import create as create_scripted
 
     return create_scripted(options)
 
 
+def _scripted() -> type[Provider]:
+    from evalctl.providers.scripted import ScriptedProvider
+
+    return ScriptedProvider
+
+
 def _create_echo(options: ProviderOptions) -> Provider:
     from evalctl.providers.echo import create as create_echo
 
     return create_echo(options)
+
+
+def _echo() -> type[Provider]:
+    from evalctl.providers.echo import EchoProvider
+
+    return EchoProvider
 
 
 def _target_factory(name: str) -> ProviderFactory:
@@ -256,107 +259,38 @@ def _target_factory(name: str) -> ProviderFactory:
     return create_target
 
 
-_TARGETS = {
-    "python": "your application's module:function, called in this process (docs/targets.md)",
-    "http": "your application behind an HTTP endpoint (docs/targets.md)",
-    "command": "your application as a program: input JSON on stdin (docs/targets.md)",
-}
+def _python_target() -> type[Provider]:
+    from evalctl.providers.targets.python_target import PythonTargetProvider
+
+    return PythonTargetProvider
 
 
-# What every built-in provider offers; each with an `embed()` adds CAP_EMBEDDINGS.
-_CHAT = frozenset({CAP_TOOLS, CAP_JSON_SCHEMA})
-_CHAT_AND_EMBEDDINGS = _CHAT | {CAP_EMBEDDINGS}
+def _http_target() -> type[Provider]:
+    from evalctl.providers.targets.http_target import HttpTargetProvider
+
+    return HttpTargetProvider
+
+
+def _command_target() -> type[Provider]:
+    from evalctl.providers.targets.command_target import CommandTargetProvider
+
+    return CommandTargetProvider
 
 
 def register(registry: ProviderRegistrar) -> None:
     """The built-in providers, in detection order: the first with one of its `detect_env`
-    variables set wins."""
-    registry.add_provider(
-        "local",
-        _create_local,
-        ProviderTraits(
-            "llama.cpp daemon over gRPC (embedded SmolLM2-135M by default)",
-            _local_reason,
-            capabilities=_CHAT_AND_EMBEDDINGS,
-            concurrent=True,
-            detect_env=("EVALCTL_LOCAL_MODEL",),
-            describe=_local_describe,
-            check_given=_local_given,
-        ),
-    )
-    registry.add_provider(
-        "anthropic",
-        _create_anthropic,
-        ProviderTraits(
-            "Anthropic Messages API via the official SDK",
-            _anthropic_reason,
-            capabilities=_CHAT,
-            concurrent=True,
-            billed=True,
-            detect_env=("ANTHROPIC_API_KEY",),
-        ),
-    )
-    registry.add_provider(
-        "gemini",
-        _create_gemini,
-        ProviderTraits(
-            "Google Gemini via the google-genai SDK",
-            _gemini_reason,
-            capabilities=_CHAT_AND_EMBEDDINGS,
-            concurrent=True,
-            billed=True,
-            detect_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-        ),
-    )
-    registry.add_provider(
-        "openai",
-        _create_openai,
-        ProviderTraits(
-            "OpenAI or any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via the openai SDK",
-            _openai_reason,
-            capabilities=_CHAT_AND_EMBEDDINGS,
-            # Usually a serving cluster (vLLM, TGI) built for parallel load.
-            concurrent=True,
-            # Priced only when the model is in the price table: a model on one's own vLLM or
-            # llama.cpp server has no entry, so no estimate.
-            billed=True,
-            detect_env=("OPENAI_BASE_URL", "OPENAI_API_KEY"),
-        ),
-    )
-    registry.add_provider(
-        "scripted",
-        _create_scripted,
-        ProviderTraits(
-            "replays canned replies from a script file (tests and demos)",
-            _scripted_reason,
-            capabilities=_CHAT_AND_EMBEDDINGS,
-            concurrent=True,
-            real=False,
-            deterministic=True,
-            check_given=_scripted_given,
-            replays_script=True,
-        ),
-    )
-    registry.add_provider(
-        "echo",
-        _create_echo,
-        ProviderTraits(
-            "answers each request with its last user message as sent, no tools (checks "
-            "templates and prompt variants)",
-            # It accepts every request a chat provider does, so no suite is skipped on it.
-            capabilities=_CHAT,
-            concurrent=True,
-            real=False,
-        ),
-    )
+    variables set wins. Their traits are their classes'."""
+    registry.add_provider("local", _create_local, _local)
+    registry.add_provider("anthropic", _create_anthropic, _anthropic)
+    registry.add_provider("gemini", _create_gemini, _gemini)
+    registry.add_provider("openai", _create_openai, _openai)
+    registry.add_provider("scripted", _create_scripted, _scripted)
+    registry.add_provider("echo", _create_echo, _echo)
     # The targets: set up per suite, never detected, and not in `--provider all` (they are
-    # applications, not models). A python target may not be thread-safe: one case at a time.
-    for name, summary in _TARGETS.items():
-        registry.add_provider(
-            name,
-            _target_factory(name),
-            ProviderTraits(summary, concurrent=name != "python", real=False),
-        )
+    # applications, not models).
+    registry.add_provider("python", _target_factory("python"), _python_target)
+    registry.add_provider("http", _target_factory("http"), _http_target)
+    registry.add_provider("command", _target_factory("command"), _command_target)
 
 
 class _BuiltinTable:
@@ -365,7 +299,15 @@ class _BuiltinTable:
     def __init__(self) -> None:
         self.specs: dict[str, ProviderSpec] = {}
 
-    def add_provider(self, name: str, factory: ProviderFactory, traits: ProviderTraits) -> None:
+    def add_provider(
+        self,
+        name: str,
+        factory: ProviderFactory | type[Provider],
+        traits: TraitsSource | None = None,
+    ) -> None:
+        if traits is None:
+            assert isinstance(factory, type)  # the class is the factory and carries the traits
+            traits = factory
         self.specs[name] = ProviderSpec(name, factory, traits)
 
 
@@ -414,6 +356,8 @@ class _LiveSpecs(Mapping[str, ProviderSpec]):
 SPECS: Mapping[str, ProviderSpec] = _LiveSpecs()
 # With no detection variable set: the local provider on the embedded model.
 DEFAULT_PROVIDER = "local"
+# What embeds for a run whose provider cannot (evalctl.runner.embedding): the local engine.
+EMBEDDING_FALLBACK = "local"
 
 
 # Lookups by name: an unregistered name (a test double) has no capability and no trait.
@@ -443,6 +387,30 @@ def is_stand_in(name: str) -> bool:
 def is_billed(name: str) -> bool:
     spec = _specs().get(name)
     return spec is not None and spec.billed
+
+
+def replays_script(name: str) -> bool:
+    """A registered provider that answers from the reply script given with --script
+    (`Provider.replays_script`): the run checks the script against its cases first."""
+    spec = _specs().get(name)
+    return spec is not None and spec.traits.replays_script
+
+
+def create_unscripted(name: str) -> Provider | None:
+    """The replayer `name` with no replies (`Provider.unscripted`), for a run that gives no
+    script and whose cases no model answers; None where it cannot be made so (not a
+    replayer, or one whose class says no): a missing script is then bad input."""
+    spec = _specs().get(name)
+    if spec is None or not spec.traits.replays_script:
+        return None
+    cls = spec.provider_class
+    return None if cls is None else cls.unscripted()
+
+
+def embedding_fallback(provider: Provider) -> str | None:
+    """The provider a run on `provider` that cannot embed falls back to for embeddings;
+    None where `provider` is that fallback itself: there is nothing to fall back to."""
+    return None if provider.name == EMBEDDING_FALLBACK else EMBEDDING_FALLBACK
 
 
 def provider_choices() -> str:

@@ -46,9 +46,8 @@ from evalctl.chat import CompletionRequest, CompletionResponse, Role, StopReason
 from evalctl.embeddings import Embeddings
 from evalctl.errors import BadInputError, ProviderError, ServerCrashedError, TransientProviderError
 from evalctl.fakes.embedder import fake_embeddings
-from evalctl.providers.base import Provider
+from evalctl.providers.base import CHAT_AND_EMBEDDINGS, Provider
 from evalctl.providers.options import CaseValues, ProviderOptions, ValueRenderer
-from evalctl.providers.registry import capabilities_of
 
 
 class ScriptedToolCall(BaseModel):
@@ -178,6 +177,13 @@ def fill_reply(
 
 class ScriptedProvider(Provider):
     name = "scripted"
+    summary = "replays canned replies from a script file (tests and demos)"
+    capabilities = CHAT_AND_EMBEDDINGS
+    concurrent = True
+    # A test tool: `--provider all` runs it only with --script (`replays_script`).
+    real = False
+    deterministic = True
+    replays_script = True
 
     def __init__(self, script: Script, case_values: CaseValues | None = None):
         self._script = script
@@ -190,9 +196,34 @@ class ScriptedProvider(Provider):
     def model(self) -> str:
         return self._script.model
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return capabilities_of(self.name)
+    @classmethod
+    def unavailable_reason(cls, options: ProviderOptions) -> str | None:
+        if options.script is None:
+            return "needs --script FILE (a test and demo provider that replays canned replies)"
+        if not options.script.is_file():
+            return f"script file {options.script} does not exist"
+        return None
+
+    @classmethod
+    def check_given(cls, options: ProviderOptions) -> None:
+        """Asking for the scripted provider without its --script is a missing flag, nothing
+        wrong with the machine; a --script that is no file is bad input too."""
+        script = options.script
+        if script is None:
+            raise BadInputError(
+                "the scripted provider needs --script FILE (a reply script)",
+                field="--script",
+                hint="docs/writing-suites.md, 'Reply scripts', describes the file",
+            )
+        if not script.is_file():
+            what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
+            raise BadInputError(what, file=str(script), field="--script")
+
+    @classmethod
+    def unscripted(cls) -> ScriptedProvider:
+        """No replies: for `--provider scripted` without --script where every case is driven
+        by its kind's own tool calls (`drive()`, as `retrieval`'s)."""
+        return cls(Script())
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
         """Not a model's embeddings: the deterministic hashed-words fake

@@ -21,6 +21,8 @@ class ProviderWrapper(Provider, Generic[P]):
     def __init__(self, inner: P):
         self.inner = inner
         self.name = inner.name
+        # The wrapped provider's, on this instance (a class attribute of the providers).
+        self.capabilities = inner.capabilities
 
     @property
     def model(self) -> str:
@@ -29,10 +31,6 @@ class ProviderWrapper(Provider, Generic[P]):
     @property
     def model_sha256(self) -> str | None:
         return self.inner.model_sha256
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return self.inner.capabilities
 
     @property
     def sampling_params(self) -> frozenset[str]:

@@ -17,9 +17,7 @@ from evalctl.embeddings import Embedder, Embeddings
 from evalctl.errors import EvalctlError, ExitCode
 from evalctl.providers.base import CAP_EMBEDDINGS, Provider
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import create
-
-LOCAL = "local"
+from evalctl.providers.registry import EMBEDDING_FALLBACK, create, embedding_fallback
 
 
 class NoEmbedderError(EvalctlError):
@@ -56,7 +54,7 @@ class RunEmbedder:
         """Which provider embeds: "run" (the run's own), "local" (the fallback), or "none"."""
         if self._primary is not None:
             return "run"
-        return LOCAL if self._fallback is not None else "none"
+        return EMBEDDING_FALLBACK if self._fallback is not None else "none"
 
     def embed(self, texts: Sequence[str], *, timeout: float) -> Embeddings:
         if self._primary is not None:
@@ -94,7 +92,8 @@ def run_embedder(provider: Provider, options: ProviderOptions) -> RunEmbedder:
     if embeds(provider):
         assert isinstance(provider, Embedder)
         return RunEmbedder(provider, None)
-    if provider.name == LOCAL:
+    fallback = embedding_fallback(provider)
+    if fallback is None:
         return RunEmbedder(None, None, reason="the local engine here has no embed()")
-    local_options = ProviderOptions(settings=options.settings, env=options.env)
-    return RunEmbedder(None, lambda: create(LOCAL, local_options))
+    fallback_options = ProviderOptions(settings=options.settings, env=options.env)
+    return RunEmbedder(None, lambda: create(fallback, fallback_options))

@@ -32,8 +32,15 @@ from evalctl.providers.base import (
     sent_sampling,
 )
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import create, detect, is_concurrent, is_deterministic
-from evalctl.providers.scripted import Script, ScriptedProvider, check_script_keys
+from evalctl.providers.registry import (
+    create,
+    create_unscripted,
+    detect,
+    is_concurrent,
+    is_deterministic,
+    replays_script,
+)
+from evalctl.providers.scripted import check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (
     CaseResult,
@@ -163,15 +170,17 @@ def _raise_all(errors: list[BadInputError]) -> None:
 
 
 def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None:
-    """The scripted provider with no replies, for `--provider scripted` without `--script`
-    where every case is driven by its kind's own tool calls (`drive()`, as `retrieval`'s):
-    nothing will ask it for one. None otherwise: a script is needed, and its absence is
-    bad input."""
-    if request.provider != "scripted" or request.script is not None:
+    """A replayer with no replies (`Provider.unscripted`), for `--provider scripted` (or
+    another that `replays_script`) without `--script` where every case is driven by its
+    kind's own tool calls (`drive()`, as `retrieval`'s): nothing will ask it for one. None
+    otherwise: a script is needed, and its absence is bad input."""
+    if request.provider is None or request.script is not None:
+        return None
+    if not replays_script(request.provider):
         return None
     if not all(_model_free(s) for s in suites):
         return None
-    return ScriptedProvider(Script())
+    return create_unscripted(request.provider)
 
 
 def _model_free(suite: Suite) -> bool:
@@ -249,7 +258,7 @@ def execute_run(
     # Made before the restart wrapper, which embeds nothing; the fallback starts on first use.
     embedder = run_embedder(provider, options)
     try:
-        if request.script is not None and provider.name == "scripted":
+        if request.script is not None and replays_script(provider.name):
             # Against every suite in scope, not only the selected ones: one script may serve
             # several suites run one --suite at a time.
             check_script_keys(request.script, [c.key for s in everything for c in s.cases])

@@ -15,7 +15,7 @@ from pathlib import Path
 from evalctl import userfiles
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.registry import SPECS, ProviderOptions
+from evalctl.providers.registry import SPECS, ProviderOptions, replays_script
 from evalctl.results.matrix import (
     MATRIX_FILE,
     MatrixCell,
@@ -30,7 +30,6 @@ from evalctl.runner.execute import InterruptedRunError, execute_run, new_run_id
 from evalctl.runner.prompt_variant import template_problem
 
 RESULTS_FILE = "results.json"
-SCRIPTED = "scripted"
 
 
 @dataclass(frozen=True)
@@ -149,10 +148,11 @@ def check_available(
     """Refuse before any cell runs when one cannot (no API key, no model file): a matrix
     that stops at its third cell has spent the first two for nothing."""
     for cell in cells:
-        if cell.provider == SCRIPTED and request.script is None:
+        if request.script is None and replays_script(cell.provider):
             # A missing flag, as for one run: bad input, not an unavailable provider.
             raise BadInputError(
-                f"cell {cell.id}: the scripted provider needs --script FILE (a reply script)",
+                f"cell {cell.id}: the {cell.provider} provider needs --script FILE (a reply "
+                "script)",
                 field="--script",
             )
         options = ProviderOptions(

@@ -40,6 +40,8 @@ _STDERR_TAIL = 400
 
 class CommandTargetProvider(TargetTraits):
     name = "command"
+    summary = "your application as a program: input JSON on stdin (docs/targets.md)"
+    concurrent = True
 
     def __init__(self, target: CommandTarget, suite_dir: Path):
         self._target = target

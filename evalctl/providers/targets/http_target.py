@@ -116,6 +116,8 @@ def _retry_after(header: str | None) -> float | None:
 
 class HttpTargetProvider(TargetTraits):
     name = "http"
+    summary = "your application behind an HTTP endpoint (docs/targets.md)"
+    concurrent = True
 
     def __init__(
         self,

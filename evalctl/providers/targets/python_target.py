@@ -94,6 +94,8 @@ def _call(function: Callable[..., Any], document: dict[str, Any] | None, **kwarg
 
 class PythonTargetProvider(TargetTraits):
     name = "python"
+    summary = "your application's module:function, called in this process (docs/targets.md)"
+    # The application may not be thread-safe: one case at a time (not `concurrent`).
 
     def __init__(
         self,

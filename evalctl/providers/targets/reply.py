@@ -19,11 +19,11 @@ from evalctl.providers.base import Provider
 
 class TargetTraits(Provider):
     """An application is no model: it has no weights to hash and offers no model capability
-    (grammar, tool calls) that a suite could `require`."""
+    (grammar, tool calls) that a suite could `require`. Set up per suite, it is never
+    detected, and not in `--provider all` (`real`)."""
 
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return frozenset()
+    capabilities = frozenset()
+    real = False
 
 
 def refuse_side_request(request: CompletionRequest, what: str) -> None:

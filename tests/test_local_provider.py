@@ -319,17 +319,3 @@ def test_two_processes_share_one_daemon(reap_daemons: None, evalctl_home: Path) 
     assert results[0]["pid"] == results[1]["pid"]
     assert all(r["tokens"] > 0 for r in results)
     assert procs.alive(results[0]["pid"])  # it outlives the processes that used it
-
-
-def test_complete_stream_sends_deltas_then_the_final_response(provider: LocalProvider) -> None:  # noqa: F811
-    from evalctl.server import convert
-
-    provider.ensure_running()
-    request = convert.request_to_pb(_ask("Name three animals.", max_tokens=20), timeout_s=SLOW)
-    chunks = list(provider.manager.client().complete_stream(request, timeout=SLOW))
-    deltas = [c.delta for c in chunks if c.WhichOneof("payload") == "delta"]
-    assert chunks[-1].WhichOneof("payload") == "final"
-    final = convert.response_from_pb(chunks[-1].final)
-    assert deltas and "".join(deltas).strip() == final.content
-    assert final.usage.output_tokens > 0
-    assert final.timings.total_ms > 0

@@ -31,12 +31,11 @@ def test_committed_generated_code_is_not_stale(tmp_path: Path) -> None:
         )
 
 
-def test_service_has_the_five_rpcs_and_a_server_stream() -> None:
+def test_service_has_the_four_unary_rpcs() -> None:
     service = pb.DESCRIPTOR.services_by_name["InferenceService"]
     methods = {m.name: m for m in service.methods}
-    assert set(methods) == {"Complete", "CompleteStream", "Embed", "GetStatus", "Shutdown"}
-    assert methods["CompleteStream"].server_streaming
-    assert not methods["Complete"].server_streaming
+    assert set(methods) == {"Complete", "Embed", "GetStatus", "Shutdown"}
+    assert not any(m.server_streaming or m.client_streaming for m in methods.values())
 
 
 def _wire(message: object) -> object:

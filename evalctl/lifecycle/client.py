@@ -8,7 +8,6 @@ must not be replayed behind the caller's back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +52,6 @@ class DaemonClient:
 
     def complete(self, request: Any, *, timeout: float) -> Any:
         return self._stub.Complete(request, timeout=timeout)
-
-    def complete_stream(self, request: Any, *, timeout: float) -> Iterator[Any]:
-        return iter(self._stub.CompleteStream(request, timeout=timeout))
 
     def embed(self, request: Any, *, timeout: float) -> Any:
         """An `EmbedRequest` to its `EmbedResponse` (one vector per text)."""

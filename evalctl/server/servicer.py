@@ -10,7 +10,6 @@ engine through `context.add_callback`, which stops generation between two tokens
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,43 +119,11 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
         try:
             chat, deadline, cancel = self._prepare(request, context)
             with self._state.activity(counts=True):
-                result = self._run(chat, deadline, cancel, None)
+                result = self._run(chat, deadline, cancel)
             return convert.response_to_pb(result.response, queue_ms=result.queue_ms)
         except _Abort as exc:
             context.abort(exc.code, exc.message)
             raise  # unreachable: abort raises
-
-    def CompleteStream(self, request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-        try:
-            chat, deadline, cancel = self._prepare(request, context)
-        except _Abort as exc:
-            context.abort(exc.code, exc.message)
-        # Generation runs in its own thread so that the model lock is released by the
-        # code that took it, whatever gRPC does with this generator if the client leaves.
-        items: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-        def work() -> None:
-            try:
-                with self._state.activity(counts=True):
-                    result = self._run(chat, deadline, cancel, lambda d: items.put(("delta", d)))
-                items.put(("final", result))
-            except _Abort as exc:
-                items.put(("abort", exc))
-            except BaseException as exc:  # reported to the client, never lost in a thread
-                items.put(("abort", _Abort(grpc.StatusCode.INTERNAL, repr(exc))))
-
-        threading.Thread(target=work, name=f"stream-{chat.tag or 'request'}", daemon=True).start()
-        while True:
-            kind, value = items.get()
-            if kind == "delta":
-                yield pb.CompleteChunk(delta=value)
-            elif kind == "final":
-                yield pb.CompleteChunk(
-                    final=convert.response_to_pb(value.response, queue_ms=value.queue_ms)
-                )
-                return
-            else:
-                context.abort(value.code, value.message)
 
     def Embed(self, request: Any, context: grpc.ServicerContext) -> Any:
         try:
@@ -306,12 +273,9 @@ class InferenceServicer(pb_grpc.InferenceServiceServicer):  # type: ignore[misc]
         chat: CompletionRequest,
         deadline: float | None,
         cancel: threading.Event,
-        on_delta: Callable[[str], None] | None,
     ) -> EngineResult:
         try:
-            result = self._engine.complete(
-                chat, deadline=deadline, cancel=cancel, on_delta=on_delta
-            )
+            result = self._engine.complete(chat, deadline=deadline, cancel=cancel)
         except ContextOverflowError as exc:
             self._log.event(
                 "context_overflow",

@@ -135,14 +135,6 @@ class CompleteResponse(_message.Message):
     model: str
     def __init__(self, content: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., stop_reason: _Optional[_Union[StopReason, str]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
 
-class CompleteChunk(_message.Message):
-    __slots__ = ("delta", "final")
-    DELTA_FIELD_NUMBER: _ClassVar[int]
-    FINAL_FIELD_NUMBER: _ClassVar[int]
-    delta: str
-    final: CompleteResponse
-    def __init__(self, delta: _Optional[str] = ..., final: _Optional[_Union[CompleteResponse, _Mapping]] = ...) -> None: ...
-
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "model_path", "model_sha256", "model_name", "timeout_s", "tag")
     TEXTS_FIELD_NUMBER: _ClassVar[int]

@@ -39,11 +39,6 @@ class InferenceServiceStub:
                 request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
                 response_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteResponse.FromString,
                 _registered_method=True)
-        self.CompleteStream = channel.unary_stream(
-                '/evalctl.inference.v1.InferenceService/CompleteStream',
-                request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
-                response_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.FromString,
-                _registered_method=True)
         self.Embed = channel.unary_unary(
                 '/evalctl.inference.v1.InferenceService/Embed',
                 request_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.EmbedRequest.SerializeToString,
@@ -65,15 +60,8 @@ class InferenceServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Complete(self, request, context):
-        """One completion; requests are serialised on the daemon's single llama context.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def CompleteStream(self, request, context):
-        """The same completion as text deltas; the last message carries the final response
-        (parsed tool calls, stop reason, usage and timings) instead of a delta.
+        """One completion, on a free slot of the daemon (`--parallel`; one request per slot, the
+        others queue). A streaming variant, CompleteStream, had no client and is gone.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -81,7 +69,7 @@ class InferenceServiceServicer:
 
     def Embed(self, request, context):
         """One vector per text, from a second llama.cpp context in embedding mode (mean pooling,
-        L2-normalised), loaded on the first Embed; serialised with generation.
+        L2-normalised), loaded on the first Embed; it takes a slot like a completion.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -107,11 +95,6 @@ def add_InferenceServiceServicer_to_server(servicer, server):
                     servicer.Complete,
                     request_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.FromString,
                     response_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteResponse.SerializeToString,
-            ),
-            'CompleteStream': grpc.unary_stream_rpc_method_handler(
-                    servicer.CompleteStream,
-                    request_deserializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.FromString,
-                    response_serializer=evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.SerializeToString,
             ),
             'Embed': grpc.unary_unary_rpc_method_handler(
                     servicer.Embed,
@@ -156,33 +139,6 @@ class InferenceService:
             '/evalctl.inference.v1.InferenceService/Complete',
             evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
             evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteResponse.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def CompleteStream(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_stream(
-            request,
-            target,
-            '/evalctl.inference.v1.InferenceService/CompleteStream',
-            evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
-            evalctl_dot_inference_dot_v1_dot_inference__pb2.CompleteChunk.FromString,
             options,
             channel_credentials,
             insecure,

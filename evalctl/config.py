@@ -236,9 +236,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise BadInputError(err["msg"], file=str(path), field=field) from None
+        raise userfiles.validation_error(exc.errors(), file=path) from None
     if path.is_file():
         settings._config_file = path
         if path.parent != base:

@@ -48,10 +48,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from pydantic import TypeAdapter, ValidationError
 
+from evalctl import userfiles
 from evalctl.cases.schema import Case, Suite, SuiteTable
 from evalctl.chat import ToolDef
 from evalctl.config import Settings
@@ -412,16 +414,19 @@ class PluginSetting:
         self.help = help
         self._adapter: TypeAdapter[Any] = TypeAdapter(type_)
 
-    def validate(self, value: Any) -> Any:
-        """The value as `type_`; a BadInputError naming the key when it is not one."""
+    def validate(self, value: Any, file: Path | None = None) -> Any:
+        """The value as `type_`; a BadInputError naming the key (and `file`, the settings
+        file it is from) when it is not one, worded as every user file's errors are."""
         try:
             return self._adapter.validate_python(value)
         except ValidationError as exc:
-            raise BadInputError(exc.errors()[0]["msg"], field=self.name) from None
+            raise userfiles.validation_error(exc.errors(), file=file, prefix=(self.name,)) from None
 
     def get(self, settings: Settings) -> Any:
         extras = settings.model_extra or {}
-        return self.validate(extras[self.name]) if self.name in extras else self.default
+        if self.name not in extras:
+            return self.default
+        return self.validate(extras[self.name], settings.config_file)
 
 
 def _is_provider_class(value: object) -> TypeGuard[type[Provider]]:

@@ -97,12 +97,7 @@ def configure(settings: Settings) -> None:
                     field=key,
                 )
             declared: PluginSetting = entry.value
-            try:
-                declared.validate(value)
-            except BadInputError as exc:
-                raise BadInputError(
-                    exc.message.split(": ", 1)[-1], file=str(config_file), field=key
-                ) from None
+            declared.validate(value, config_file)
 
 
 def get_kind(name: str) -> SuiteKind | None:

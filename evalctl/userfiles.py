@@ -201,14 +201,44 @@ def field_path(loc: Sequence[int | str], *, below: bool = False) -> str:
     return out
 
 
-def validation_message(err: Mapping[str, Any]) -> str:
-    """A pydantic error in words for a user file: unknown and missing keys said plainly."""
+def validation_message(err: Mapping[str, Any], *, patterns: Mapping[str, str] | None = None) -> str:
+    """A pydantic error in words for a user file: unknown and missing keys said plainly, a
+    value that does not match a pattern said with the pattern's words where `patterns`
+    (pattern → words) has them. The one wording of validation errors: every reader of a
+    user file, evalctl.toml and a target's reply included, says them through here."""
     kind = err["type"]
     if kind == "extra_forbidden":
         return "unknown key"
     if kind == "missing":
         return "required key is missing"
+    if kind == "string_pattern_mismatch":
+        pattern = str((err.get("ctx") or {}).get("pattern"))
+        words = (patterns or {}).get(pattern, f"must match {pattern}")
+        return f"{err['input']!r} is not allowed: {words}"
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+def validation_error(
+    errors: Sequence[Mapping[str, Any]],
+    *,
+    file: Path | str | None = None,
+    prefix: Sequence[int | str] = (),
+    case_id: str | None = None,
+) -> BadInputError:
+    """A pydantic ValidationError's `errors()` as one bad-input error: the first, located
+    (`file`, `case_id`, its field as `field_path` words it, under `prefix`) and worded by
+    `validation_message`, with how many more there are."""
+    first = errors[0]
+    more = len(errors) - 1
+    message = validation_message(first)
+    if more:
+        message += f" (and {more} more problem{'s' * (more > 1)})"
+    return BadInputError(
+        message,
+        file=str(file) if file is not None else None,
+        case_id=case_id,
+        field=field_path((*prefix, *first["loc"])) or None,
+    )
 
 
 def check_nesting(data: Any, path: Path, limit: int = MAX_NESTING) -> None:

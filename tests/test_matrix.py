@@ -306,7 +306,7 @@ output_per_mtok = 2000.0
             "promt",
         ),
         ('providers = ["nope"]', "matrix.providers", "unknown provider 'nope'"),
-        ('providers = ["openai"]\nmodel = ["x"]', "matrix.model", "Extra inputs"),
+        ('providers = ["openai"]\nmodel = ["x"]', "matrix.model", "unknown key"),
     ],
 )
 def test_a_bad_matrix_is_bad_input_naming_the_file_and_field(

@@ -30,10 +30,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def _message(err: Any) -> str:
-    if err["type"] == "string_pattern_mismatch":
-        pattern = str((err.get("ctx") or {}).get("pattern"))
-        return f"{err['input']!r} is not allowed: {_PATTERNS.get(pattern, f'must match {pattern}')}"
-    return userfiles.validation_message(err)
+    return userfiles.validation_message(err, patterns=_PATTERNS)
 
 
 # The name patterns, in words: a regular expression is not an answer for most users.

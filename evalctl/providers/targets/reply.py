@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalctl import userfiles
 from evalctl.calllog import LoggedCall, current, record, recordable, safe_text
 from evalctl.chat import CompletionRequest, CompletionResponse, Role, Timings, Usage
 from evalctl.errors import ProviderError
@@ -130,8 +131,8 @@ def _parse(reply: Any, what: str) -> StructuredReply:
         return StructuredReply.model_validate(reply)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "reply"
-        message = safe_text(str(err["msg"]), 500)
+        where = userfiles.field_path(err["loc"]) or "reply"
+        message = safe_text(userfiles.validation_message(err), 500)
         raise ProviderError(
             f"{what} returned an unusable reply: {where}: {message} (expected text, or "
             "an object with text, tool_calls and usage; docs/targets.md)"
@@ -157,7 +158,7 @@ def _bounded(parsed: StructuredReply, what: str, limit: int | None) -> None:
     for index, call in enumerate(parsed.tool_calls):
         if not (math.isfinite(call.duration_ms) and 0 <= call.duration_ms <= _MAX_COUNT):
             raise ProviderError(
-                f"{what} returned an unusable reply: tool_calls.{index}.duration_ms: "
+                f"{what} returned an unusable reply: tool_calls[{index + 1}].duration_ms: "
                 f"{call.duration_ms:.3g} is not a duration in milliseconds"
             )
 

@@ -372,13 +372,13 @@ def is_concurrent(name: str) -> bool:
 
 
 def is_deterministic(name: str) -> bool:
-    """A registered provider whose answers cannot vary (`ProviderTraits.deterministic`)."""
+    """A registered provider whose answers cannot vary (`Provider.deterministic`)."""
     spec = _specs().get(name)
     return spec is not None and spec.traits.deterministic
 
 
 def is_stand_in(name: str) -> bool:
-    """A registered provider that is no model (`ProviderTraits.real` False): a reply script,
+    """A registered provider that is no model (`Provider.real` False): a reply script,
     echo, an application target. An unregistered name (a test double) is not one."""
     spec = _specs().get(name)
     return spec is not None and not spec.real

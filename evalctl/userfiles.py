@@ -27,7 +27,7 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -224,13 +224,15 @@ def validation_error(
     file: Path | str | None = None,
     prefix: Sequence[int | str] = (),
     case_id: str | None = None,
+    words: Callable[[Mapping[str, Any]], str] = validation_message,
 ) -> BadInputError:
     """A pydantic ValidationError's `errors()` as one bad-input error: the first, located
     (`file`, `case_id`, its field as `field_path` words it, under `prefix`) and worded by
-    `validation_message`, with how many more there are."""
+    `validation_message` (or `words`, a reader's own on top of it), with how many more
+    there are."""
     first = errors[0]
     more = len(errors) - 1
-    message = validation_message(first)
+    message = words(first)
     if more:
         message += f" (and {more} more problem{'s' * (more > 1)})"
     return BadInputError(

@@ -97,3 +97,19 @@ def test_a_target_reply_is_worded_the_same(reply: dict[str, Any], said: str) -> 
     with pytest.raises(ProviderError) as info:
         to_response(reply, what="the app", model="app", elapsed_ms=1.0)
     assert f"the app returned an unusable reply: {said}" in info.value.message
+
+
+def test_the_wine_catalog_is_worded_the_same(tmp_path: Path) -> None:
+    import json
+
+    from evalctl.suites.sommelier.catalog_db import load_wines
+
+    wines = json.loads((Path(__file__).parent.parent / "cases/fixtures/wines.json").read_text())
+    wines[1]["colour"] = wines[1].pop("color")
+    source = tmp_path / "wines.json"
+    source.write_text(json.dumps(wines), encoding="utf-8")
+    with pytest.raises(Exception, match="invalid wine catalog") as info:
+        load_wines(source)
+    assert f"{source}: field '[2].color': required key is missing (and 1 more problem)" in str(
+        info.value
+    )

@@ -80,28 +80,22 @@ def load_script(path: Path) -> Script:
     try:
         return Script.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = err["loc"]
+        loc = exc.errors()[0]["loc"]
         case_id = str(loc[1]) if len(loc) > 1 and loc[0] == "cases" else None
-        more = len(exc.errors()) - 1
-        raise BadInputError(
-            _message(err) + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""),
-            file=str(path),
-            case_id=case_id,
-            field=userfiles.field_path(loc),
+        raise userfiles.validation_error(
+            exc.errors(), file=path, case_id=case_id, words=_message
         ) from None
 
 
 def _message(err: Any) -> str:
+    """The one wording (userfiles.validation_message), an unknown key with the known ones."""
     if err["type"] == "extra_forbidden":
         loc = err["loc"]
         model = (
             Script if len(loc) == 1 else ScriptedToolCall if "tool_calls" in loc else ScriptedReply
         )
         return f"unknown key (known: {', '.join(model.model_fields)})"
-    if err["type"] == "missing":
-        return "required key is missing"
-    return str(err["msg"])
+    return userfiles.validation_message(err)
 
 
 def reply_keys(tag: str) -> list[str]:

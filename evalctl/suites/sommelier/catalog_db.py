@@ -85,7 +85,8 @@ def load_wines(path: Path) -> tuple[list[Wine], str]:
     try:
         wines = _WINES.validate_python(userfiles.parse_json(userfiles.decode_text(raw, path), path))
     except ValidationError as exc:
-        raise CatalogError(f"invalid wine catalog {path}: {exc}", code=ExitCode.BAD_INPUT) from None
+        where = userfiles.validation_error(exc.errors(), file=path).message
+        raise CatalogError(f"invalid wine catalog {where}", code=ExitCode.BAD_INPUT) from None
     names = [w.name.casefold() for w in wines]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -2,7 +2,8 @@
 
 The same requests (a shared system prompt of about `--system-tokens` tokens, as a suite's
 cases share theirs, and one question each, greedy, `--max-tokens` free tokens) served three
-ways, on all the cores this process may use:
+ways, on the cores this process may use and other work leaves free (`--threads` to fix the
+count; on a busy machine both engines get one thread a slot and the figures mean little):
 
 - one slot: the engine as `-j 1` runs it, one request at a time on every thread;
 - P slots (`--parallel`, default 2): the engine as `-j P` runs it, P requests at once, each
@@ -239,9 +240,7 @@ def main() -> int:
     )
     print(f"{f'one context, {parallel} sequences':34}{'':8}{'':17}{out_seq:11}{rate_seq:14.1f}")
     print(f"same replies, {parallel} slots vs one: {same}/{len(batch)}")
-    print(
-        f"ratio {parallel} slots / one slot, wall time for the requests   {wall_one / wall_p:.2f}"
-    )
+    print(f"ratio {parallel} slots / one slot, requests per second  {wall_one / wall_p:.2f}")
     print(f"ratio {parallel} slots / one slot, decode tok/s together   {rate_p / rate_one:.2f}")
     print(
         f"ratio one context of {parallel} sequences / one slot, decode tok/s  "

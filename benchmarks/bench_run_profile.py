@@ -76,6 +76,9 @@ class Profile:
     cached: int = 0
     prompt: int = 0
     longest_prefill: int = 0
+    # Free generated tokens weighted by the context each was decoded at (the turn's prompt
+    # and half its reply): decoding slows as the context grows (attention reads it all).
+    free_context_tokens: float = 0.0
     # Attempts whose turns no transcript keeps (repeats, confirmation samples, crash retries):
     # counted, not classified.
     other_attempts: int = 0
@@ -131,6 +134,9 @@ def profile(data: dict[str, Any]) -> Profile:
             forced = turn.get("tool_choice", "auto") not in FREE_CHOICES
             work = out.constrained if forced or answered_under_schema else out.free
             work.add(usage["output_tokens"], total_s - first_s)
+            if work is out.free:
+                context = usage["input_tokens"] + usage["output_tokens"] / 2
+                out.free_context_tokens += usage["output_tokens"] * context
             out.model_s += total_s
         # The transcript is one attempt's; the other attempts that asked the model are counted.
         asked = [a for a in case.get("attempts", []) if a.get("turns")]
@@ -164,7 +170,28 @@ def _prefill_rate(llm: Any, prompt: str) -> float:
     return float(reply["usage"]["prompt_tokens"]) / (time.perf_counter() - started)
 
 
-def measure(threads: int, n_ctx: int, rounds: int, prompt_tokens: int) -> dict[str, float]:
+def _decode_rate_at(llm: Any, prompt: str, max_tokens: int) -> float | None:
+    """Free decoding's tokens/s after the first token, continuing a fresh `prompt` (so at
+    its context length), with the engine's free-text repeat penalty."""
+    from evalctl.server.engine import REPEAT_PENALTY_TEXT
+
+    llm.reset()
+    tokens = llm.tokenize(prompt.encode("utf-8"))
+    first = last = None
+    count = 0
+    for _token in llm.generate(tokens, temp=0.0, repeat_penalty=REPEAT_PENALTY_TEXT):
+        now = time.perf_counter()
+        first = first or now
+        last = now
+        count += 1
+        if count >= max_tokens:
+            break
+    return (count - 1) / (last - first) if first and last and last > first else None
+
+
+def measure(
+    threads: int, n_ctx: int, rounds: int, prompt_tokens: int, free_context: int
+) -> dict[str, float]:
     import llama_cpp
     from bench_local import PROMPTS, SCHEMA, SCHEMA_PROMPT, _in_process_decode_rate, _llama
 
@@ -176,7 +203,13 @@ def measure(threads: int, n_ctx: int, rounds: int, prompt_tokens: int) -> dict[s
     try:
         long = _long_prompt(llm, min(prompt_tokens, n_ctx - 64))
         _prefill_rate(llm, "Hi")  # warm: first-call allocations, page cache
-        rates: dict[str, list[float]] = {"prefill": [], "free": [], "constrained": []}
+        at_context = _long_prompt(llm, max(16, min(free_context, n_ctx - 160)))
+        rates: dict[str, list[float]] = {
+            "prefill": [],
+            "free": [],
+            "constrained": [],
+            "free_at_context": [],
+        }
         for _ in range(rounds):
             rates["prefill"].append(_prefill_rate(llm, long))
             for prompt in PROMPTS:
@@ -184,6 +217,8 @@ def measure(threads: int, n_ctx: int, rounds: int, prompt_tokens: int) -> dict[s
                     rates["free"].append(rate)
             if rate := _in_process_decode_rate(llm, SCHEMA_PROMPT, 128, SCHEMA):
                 rates["constrained"].append(rate)
+            if rate := _decode_rate_at(llm, at_context, 128):
+                rates["free_at_context"].append(rate)
     finally:
         llm.close()
     return {k: statistics.median(v) for k, v in rates.items() if v}
@@ -218,7 +253,10 @@ def main() -> int:
     run = profile(data)
     load_before = os.getloadavg()[0]
     try:
-        inproc = measure(threads, n_ctx, args.rounds, args.prompt_tokens or run.longest_prefill)
+        free_context = int(run.free_context_tokens / run.free.tokens) if run.free.tokens else 16
+        inproc = measure(
+            threads, n_ctx, args.rounds, args.prompt_tokens or run.longest_prefill, free_context
+        )
     except ImportError as exc:
         print(f"llama-cpp-python is not installed ({exc}): the run's figures only")
         inproc = {}
@@ -282,6 +320,29 @@ def main() -> int:
         ):
             if work.rate and key in inproc:
                 print(f"ratio run / in-process, {label:20} {work.rate / inproc[key]:7.2f}")
+        if "free_at_context" in inproc:
+            # Decoding at the contexts the run's free turns had (their token-weighted mean):
+            # the short prompts above flatter the floor by the attention a long one costs.
+            at = inproc["free_at_context"]
+            print(
+                f"in-process free decode at the run's mean free context "
+                f"({int(run.free_context_tokens / max(1, run.free.tokens))} tokens): {at:.1f} tok/s"
+            )
+            if run.free.rate:
+                print(f"ratio run / in-process, free decode at context {run.free.rate / at:7.2f}")
+            floor_at = (
+                run.prefill.tokens / inproc["prefill"]
+                + run.free.tokens / at
+                + run.constrained.tokens / inproc["free"]
+            )
+            print(
+                f"floor at the run's contexts (free turns at their context, constrained at "
+                f"free speed) = {floor_at:.1f} s"
+            )
+            print(f"ratio floor at the run's contexts / model time {floor_at / run.model_s:7.2f}")
+            if run.wall_s:
+                # With -j N several requests run at once: wall time can beat the floor.
+                print(f"ratio floor at the run's contexts / wall {floor_at / run.wall_s:7.2f}")
         if run.wall_s:
             print(f"ratio model time / wall                  {run.model_s / run.wall_s:7.2f}")
     return 0

@@ -26,6 +26,8 @@ BENCHMARKS = (
     "bench_grammar.py",
     "bench_threads.py",
     "bench_concurrency.py",
+    # Cases decoded together: P slots against one, and one context of P sequences.
+    "bench_parallel.py",
     "bench_prefix.py",
     # The demo's results (results/demo/results.json, from `make run`) against in-process
     # rates; says how to make them when absent.

@@ -30,7 +30,7 @@ LLAMA_STAMP := $(VENV)/.llama-stamp
 LLAMA_WANT := $(LLAMA_BACKEND) $(LLAMA_REQ) $(LLAMA_CMAKE)
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup run test lint typecheck pytest proto bench clean quality soak crash-test \
+.PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
 	setup-browser baseline-local install-check FORCE
 
 setup: $(STAMP)
@@ -132,6 +132,10 @@ crash-test: setup
 
 proto: setup
 	$(PY) -m evalctl.server.protogen
+
+# The suite file's JSON Schema, regenerated from the models (tests/test_suite_schema.py).
+schema: setup
+	$(BIN)/evalctl schema --out schema/suite.schema.json
 
 bench: setup
 	$(PY) benchmarks/run_all.py

@@ -44,9 +44,9 @@ def _shipped_suites() -> list[Path]:
 
 def test_the_committed_schema_is_current() -> None:
     committed = REPO / COMMITTED
-    assert committed.is_file(), f"{COMMITTED} is missing: run `{REFRESH}`"
+    assert committed.is_file(), f"{COMMITTED} is missing: run {REFRESH}"
     assert committed.read_text(encoding="utf-8") == suite_schema_text(), (
-        f"{COMMITTED} is stale (the suite models changed): run `{REFRESH}` and commit it"
+        f"{COMMITTED} is stale (the suite models changed): run {REFRESH} and commit it"
     )
 
 

@@ -19,7 +19,8 @@ from evalctl.errors import BadInputError
 
 # The committed copy, relative to the repository's root.
 COMMITTED = Path("schema/suite.schema.json")
-REFRESH = "evalctl schema --out schema/suite.schema.json"
+# How the committed copy is refreshed, for the test that finds it stale.
+REFRESH = "`make schema` (that is, `evalctl schema --out schema/suite.schema.json`)"
 
 
 class SchemaWritten(BaseModel):

@@ -139,7 +139,14 @@ def crash_test(
     plan.check()
     settings = options.settings_from_env()
     provider = create(
-        "local", ProviderOptions(settings=settings, env=options.environ(), model=model)
+        "local",
+        ProviderOptions(
+            settings=settings,
+            env=options.environ(),
+            model=model,
+            # One request at a time: the daemon's stability is measured sequentially.
+            concurrency=1,
+        ),
     )
     assert isinstance(provider, LocalProvider)
     crash_id = new_crash_id()

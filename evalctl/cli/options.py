@@ -153,7 +153,7 @@ def build_request(
     cases: list[Path] | None,
     out: Path | None = None,
     repeats: int = 1,
-    concurrency: int = 1,
+    concurrency: int | None = None,
     timeout: float | None = None,
     show_progress: bool = True,
 ) -> RunRequest:

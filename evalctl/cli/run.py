@@ -122,9 +122,15 @@ def run(
         ),
     ] = None,
     concurrency: Annotated[
-        int,
-        typer.Option("--concurrency", "-j", min=1, help="Parallel cases (cloud providers only)."),
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-j",
+            min=1,
+            help="Cases sent at once. Default: 1; local: 2 on a machine with 2 or more free "
+            "cores (the daemon serves one case per slot, each on its share of the threads).",
+        ),
+    ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Per-case timeout in seconds.")
     ] = None,
@@ -421,7 +427,7 @@ def _new_request(
     cases: list[Path] | None,
     out: Path | None,
     repeats: int | None,
-    concurrency: int,
+    concurrency: int | None,
     timeout: float | None,
     show_progress: bool,
 ) -> RunRequest:

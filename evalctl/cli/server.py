@@ -35,6 +35,13 @@ THREADS_BATCH = typer.Option(
     "EVALCTL_LOCAL_THREADS_BATCH, local_threads_batch in evalctl.toml).",
 )
 N_CTX = typer.Option("--n-ctx", help="Context window in tokens.")
+PARALLEL = typer.Option(
+    "--parallel",
+    min=1,
+    help="Requests served at once, each on a context of its own with its share of the "
+    "threads (default: as a run without -j: 2 with 2 or more free cores, else 1; "
+    "EVALCTL_LOCAL_PARALLEL, local_parallel in evalctl.toml).",
+)
 GPU_LAYERS = typer.Option(
     "--gpu-layers",
     min=-1,
@@ -71,10 +78,11 @@ def _provider(
     threads_batch: int | None = None,
     n_ctx: int = 4096,
     gpu_layers: int | None = None,
+    parallel: int | None = None,
     verify_file: bool = True,
 ) -> LocalProvider:
     from evalctl.modelfiles.manifest import resolve, sha256_file, verify
-    from evalctl.providers.local import LocalProvider
+    from evalctl.providers.local import LocalProvider, default_parallel
 
     settings = options.settings_from_env()
     if gpu_layers is None:
@@ -85,6 +93,8 @@ def _provider(
         threads_batch = _env_int(
             "EVALCTL_LOCAL_THREADS_BATCH", "an integer", settings.local_threads_batch
         )
+    if parallel is None:
+        parallel = _env_int("EVALCTL_LOCAL_PARALLEL", "an integer", settings.local_parallel)
     resolved = resolve(model or settings.local_model)
     if verify_file:
         sha = verify(resolved)
@@ -99,6 +109,7 @@ def _provider(
         n_threads=threads,
         n_threads_batch=threads_batch,
         n_gpu_layers=gpu_layers,
+        parallel=parallel or default_parallel(),
         idle_timeout_s=_duration(idle, "--idle-timeout"),
     )
 
@@ -125,6 +136,9 @@ def serve(
     threads_batch: Annotated[int | None, THREADS_BATCH] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
     gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
+    parallel: Annotated[
+        int, typer.Option("--parallel", min=1, help="Requests served at once.")
+    ] = 1,
     log: Annotated[
         Path | None, typer.Option("--log", help="JSON-lines log file (default: stderr).")
     ] = None,
@@ -148,6 +162,7 @@ def serve(
             n_threads=threads,
             n_threads_batch=threads_batch,
             n_gpu_layers=gpu_layers,
+            parallel=parallel,
             log_path=log,
         )
     )
@@ -161,6 +176,7 @@ def start(
     threads_batch: Annotated[int | None, THREADS_BATCH] = None,
     n_ctx: Annotated[int, N_CTX] = 4096,
     gpu_layers: Annotated[int | None, GPU_LAYERS] = None,
+    parallel: Annotated[int | None, PARALLEL] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Start the daemon for a model (if not running) and wait until it is ready."""
@@ -171,6 +187,7 @@ def start(
         threads_batch=threads_batch,
         n_ctx=n_ctx,
         gpu_layers=gpu_layers,
+        parallel=parallel,
     )
     try:
         emit(provider.ensure_running(), as_json, _render_status)

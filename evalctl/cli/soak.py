@@ -183,7 +183,14 @@ def soak(
     )
     plan.check()
     provider = create(
-        "local", ProviderOptions(settings=settings, env=options.environ(), model=model)
+        "local",
+        ProviderOptions(
+            settings=settings,
+            env=options.environ(),
+            model=model,
+            # One request at a time: the daemon's stability is measured sequentially.
+            concurrency=1,
+        ),
     )
     assert isinstance(provider, LocalProvider)
     soak_id = new_soak_id()

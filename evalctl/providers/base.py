@@ -151,6 +151,11 @@ class Provider(ABC):
         API's speed is not the machine's)."""
         return None
 
+    def default_concurrency(self) -> int:
+        """Cases a run sends at once when `-j` is not given (a `concurrent` provider only).
+        Default: 1; the local daemon: its slots."""
+        return 1
+
 
 # Builds a provider from its options: the class itself, or a function that imports its module
 # (and its SDK) only when called.

@@ -301,6 +301,10 @@ class LocalProvider(Provider):
         self._pid = None
         return result
 
+    def default_concurrency(self) -> int:
+        """A run without -j sends as many cases at once as the daemon has slots."""
+        return self._spec.parallel
+
     # -- internals --------------------------------------------------------------------
 
     def _default_threads(self) -> int:
@@ -398,6 +402,17 @@ def _gpu_layers(text: str | None) -> int | None:
     return layers
 
 
+def default_parallel() -> int:
+    """Slots when neither -j nor a setting says: 2 where 2 or more cores are free, else 1.
+
+    Measured on the 2-core machine (benchmarks/bench_parallel.py, docs/hardware.md, "Cases
+    decoded together"): two contexts of one thread each serve more than one context of two
+    threads, because ggml's two threads wait for each other at every step of a token, and the
+    replies are the same. More slots than 2 are not measured, so not a default.
+    """
+    return 2 if default_threads() >= 2 else 1
+
+
 def _parallel(text: str) -> int:
     count = int(text)
     if count < 1:
@@ -448,7 +463,8 @@ def create(options: ProviderOptions) -> LocalProvider:
     n_ctx = _setting(options.extra, options.env, "n_ctx", "EVALCTL_LOCAL_N_CTX")
     parallel = _setting(options.extra, options.env, "parallel", "EVALCTL_LOCAL_PARALLEL")
     if parallel is None:
-        parallel = str(options.settings.local_parallel or options.concurrency)
+        given = options.settings.local_parallel or options.concurrency
+        parallel = str(given or default_parallel())
     gpu_layers = _setting(options.extra, options.env, "gpu_layers", "EVALCTL_LOCAL_GPU_LAYERS")
     if gpu_layers is None and options.settings.local_gpu_layers is not None:
         gpu_layers = str(options.settings.local_gpu_layers)

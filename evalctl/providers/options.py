@@ -44,6 +44,6 @@ class ProviderOptions:
     extra: Mapping[str, str] = field(default_factory=dict)
     # The run's cases' values, for a reply script templated over the row; None: no run.
     case_values: CaseValues | None = None
-    # Cases the run sends at once (-j): a provider that serves requests itself (the local
-    # daemon) sizes its parallelism to it.
-    concurrency: int = 1
+    # Cases the run sends at once (-j; None: not given): a provider that serves requests
+    # itself (the local daemon) sizes its parallelism to it.
+    concurrency: int | None = None

@@ -45,6 +45,9 @@ class ProviderWrapper(Provider, Generic[P]):
     def measured_speed(self) -> Speed | None:
         return measured_speed(self.inner)
 
+    def default_concurrency(self) -> int:
+        return self.inner.default_concurrency()
+
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
         return self.inner.complete(request, timeout=timeout)
 

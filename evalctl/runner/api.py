@@ -27,7 +27,8 @@ class RunRequest:
     # `--samples`: the repeats are samples, repeat r sent seed r and greedy cases a low
     # temperature (evalctl.runner.sampling).
     sampled: bool = False
-    concurrency: int = 1
+    # `-j`; None: the provider's default_concurrency() (1, or the local daemon's slots).
+    concurrency: int | None = None
     timeout_s: float | None = None  # per case; default: suite's, else settings.case_timeout_s
     crash_retries: int = 1  # extra attempts for a case during which the local daemon died
     show_progress: bool = True

@@ -365,7 +365,7 @@ def _execute(
     # Only providers whose backends take parallel requests run concurrently (the local daemon
     # has a slot per case of -j); a daemon restarted around each case takes one at a time.
     concurrent = is_concurrent(provider.name) and not isinstance(provider, RestartPerCase)
-    workers = request.concurrency if concurrent else 1
+    workers = (request.concurrency or provider.default_concurrency()) if concurrent else 1
     pending = [s for s in setups if s.case.key not in finished]
     journal = Journal(out_dir / resume.JOURNAL)
     interrupted = False

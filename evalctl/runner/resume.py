@@ -163,7 +163,7 @@ def read_manifest(run_dir: Path) -> Manifest:
 
 
 def resume_request(
-    run_dir: Path, given: Overrides, *, concurrency: int = 1, show_progress: bool = True
+    run_dir: Path, given: Overrides, *, concurrency: int | None = None, show_progress: bool = True
 ) -> RunRequest:
     """The request that continues the run in `run_dir`, refusing flags that contradict it."""
     manifest = read_manifest(run_dir)

@@ -108,6 +108,9 @@ class SpyDecl(_Strict):
 
 
 class SuiteTable(_SamplingFields):
+    """`[suite]`: the suite's name and kind, its prompt, the tools it offers and declares,
+    where its cases come from, and what every case shares (docs/writing-suites.md)."""
+
     name: str = Field(pattern=CASE_ID_PATTERN)
     description: str = ""
     # Which scorer family the suite belongs to; it fixes the shape of input/expected.
@@ -221,6 +224,9 @@ class SuiteTable(_SamplingFields):
 
 
 class CaseEntry(_SamplingFields):
+    """`[[case]]`: one case, its `input` (and `expected`) in the shape its suite's kind
+    reads, and its `[[case.assert]]` checks."""
+
     # A number where text is expected is its text: a case from a row is filled by typed
     # placeholders (evalctl.cases.template), and `description = "{{ n }}"` reads as before.
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)

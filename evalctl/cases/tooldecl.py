@@ -15,6 +15,9 @@ EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class ToolDecl(BaseModel):
+    """`[[suite.tool]]`: a tool the suite declares, its `parameters` and exactly one backend:
+    `fixture` + `key`, `command`, `python` or `mock`."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=TOOL_NAME_PATTERN)

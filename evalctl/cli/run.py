@@ -127,8 +127,8 @@ def run(
             "--concurrency",
             "-j",
             min=1,
-            help="Cases sent at once. Default: 1; local: 2 on a machine with 2 or more free "
-            "cores (the daemon serves one case per slot, each on its share of the threads).",
+            help="Cases sent at once (default 1). The local daemon serves one case per slot, "
+            "each slot on its share of the threads, as many slots as -j (or local_parallel).",
         ),
     ] = None,
     timeout: Annotated[

@@ -39,8 +39,8 @@ PARALLEL = typer.Option(
     "--parallel",
     min=1,
     help="Requests served at once, each on a context of its own with its share of the "
-    "threads (default: as a run without -j: 2 with 2 or more free cores, else 1; "
-    "EVALCTL_LOCAL_PARALLEL, local_parallel in evalctl.toml).",
+    "threads (default 1; EVALCTL_LOCAL_PARALLEL, local_parallel in evalctl.toml; a run "
+    "with -j N restarts an idle daemon with N).",
 )
 GPU_LAYERS = typer.Option(
     "--gpu-layers",
@@ -82,7 +82,7 @@ def _provider(
     verify_file: bool = True,
 ) -> LocalProvider:
     from evalctl.modelfiles.manifest import resolve, sha256_file, verify
-    from evalctl.providers.local import LocalProvider, default_parallel
+    from evalctl.providers.local import LocalProvider
 
     settings = options.settings_from_env()
     if gpu_layers is None:
@@ -109,7 +109,7 @@ def _provider(
         n_threads=threads,
         n_threads_batch=threads_batch,
         n_gpu_layers=gpu_layers,
-        parallel=parallel or default_parallel(),
+        parallel=parallel or 1,
         idle_timeout_s=_duration(idle, "--idle-timeout"),
     )
 

@@ -153,7 +153,7 @@ class Provider(ABC):
 
     def default_concurrency(self) -> int:
         """Cases a run sends at once when `-j` is not given (a `concurrent` provider only).
-        Default: 1; the local daemon: its slots."""
+        Default: 1; the local daemon: its slots (`local_parallel`)."""
         return 1
 
 

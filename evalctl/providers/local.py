@@ -402,17 +402,6 @@ def _gpu_layers(text: str | None) -> int | None:
     return layers
 
 
-def default_parallel() -> int:
-    """Slots when neither -j nor a setting says: 2 where 2 or more cores are free, else 1.
-
-    Measured on the 2-core machine (benchmarks/bench_parallel.py, docs/hardware.md, "Cases
-    decoded together"): two contexts of one thread each serve more than one context of two
-    threads, because ggml's two threads wait for each other at every step of a token, and the
-    replies are the same. More slots than 2 are not measured, so not a default.
-    """
-    return 2 if default_threads() >= 2 else 1
-
-
 def _parallel(text: str) -> int:
     count = int(text)
     if count < 1:
@@ -464,7 +453,9 @@ def create(options: ProviderOptions) -> LocalProvider:
     parallel = _setting(options.extra, options.env, "parallel", "EVALCTL_LOCAL_PARALLEL")
     if parallel is None:
         given = options.settings.local_parallel or options.concurrency
-        parallel = str(given or default_parallel())
+        # One slot unless asked: measured on 2 cores, two slots of one thread served the
+        # demo no faster (docs/hardware.md, "Cases decoded together").
+        parallel = str(given or 1)
     gpu_layers = _setting(options.extra, options.env, "gpu_layers", "EVALCTL_LOCAL_GPU_LAYERS")
     if gpu_layers is None and options.settings.local_gpu_layers is not None:
         gpu_layers = str(options.settings.local_gpu_layers)

@@ -40,6 +40,7 @@ from tests.local_helpers import (
     THREADS,
     UNENDING_MAX_TOKENS,
     embedded_model,
+    make_provider,
     provider,  # noqa: F401  (fixture)
     reap_daemons,  # noqa: F401  (fixture)
     unending_request,
@@ -319,3 +320,20 @@ def test_two_processes_share_one_daemon(reap_daemons: None, evalctl_home: Path) 
     assert results[0]["pid"] == results[1]["pid"]
     assert all(r["tokens"] > 0 for r in results)
     assert procs.alive(results[0]["pid"])  # it outlives the processes that used it
+
+
+def test_a_daemon_with_other_slots_is_restarted_for_a_run_that_asks_for_more(
+    provider: LocalProvider,  # noqa: F811
+) -> None:
+    first = provider.ensure_running()
+    assert first.n_parallel == 1
+    two = make_provider(parallel=2, n_threads=1)
+    try:
+        status = two.ensure_running()
+        assert status.n_parallel == 2
+        assert status.pid != first.pid
+        assert two.run_settings()["parallel"] == 2
+        assert two.default_concurrency() == 2
+    finally:
+        two.stop_daemon(grace_s=2)
+        two.close()

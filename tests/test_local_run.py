@@ -112,3 +112,80 @@ def test_sigkill_mid_generation_marks_only_that_case(
     # How the daemon ran is recorded with the provider (through the test's wrapper too).
     assert result.provider.settings["threads"] == THREADS
     assert result.provider.settings["prefix_cache"] is True
+
+
+SECOND_STORY_CASE = STORY_CASE.replace('id = "story"', 'id = "saga"')
+
+
+class KillWithBothInFlight(ProviderWrapper[LocalProvider]):
+    """Two victims at once on a two-slot daemon: each victim's request is swapped for one
+    that cannot end before its token limit, and the daemon is SIGKILLed once both are inside
+    this wrapper and the daemon reports two requests in flight (with -j 2 those two are the
+    victims)."""
+
+    def __init__(self, inner: LocalProvider, victims: set[str]):
+        super().__init__(inner)
+        self.victims = victims
+        self.entered: set[str] = set()
+        self.guard = threading.Lock()
+        self.killed_pids: list[int] = []
+
+    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
+        with self.guard:
+            first_time = request.tag in self.victims and request.tag not in self.entered
+            if first_time:
+                self.entered.add(request.tag)
+                kill = len(self.entered) == len(self.victims)
+        if not first_time:
+            return self.inner.complete(request, timeout=timeout)
+        killer = None
+        if kill:
+            pid = self.inner.ensure_running().pid
+            assert pid is not None
+            killer = threading.Thread(target=self._kill_when_both_in_flight, args=(pid,))
+            killer.start()
+        try:
+            return self.inner.complete(unending_request(tag=request.tag), timeout=timeout)
+        finally:
+            if killer is not None:
+                killer.join()
+
+    def _kill_when_both_in_flight(self, pid: int) -> None:
+        wait_until(lambda: self.inner.status().in_flight >= 2, SLOW, "both victims in flight")
+        os.kill(pid, signal.SIGKILL)
+        self.killed_pids.append(pid)
+
+
+@pytest.mark.model
+def test_a_crash_with_two_cases_in_flight_marks_both_and_retries_both(
+    story_suite: Path, tmp_path: Path
+) -> None:
+    story_suite.write_text(story_suite.read_text() + SECOND_STORY_CASE)
+    local = make_provider(parallel=2, n_threads=1)
+    try:
+        # With -j 2 the two workers end in the two victims, which cannot end on their own:
+        # the two requests in flight at the kill are theirs.
+        provider = KillWithBothInFlight(local, {VICTIM, "echo/saga"})
+        request = RunRequest(
+            paths=[story_suite],
+            out_dir=tmp_path / "out",
+            concurrency=2,
+            crash_retries=1,
+            show_progress=False,
+            timeout_s=300,
+        )
+        result = execute_run(request, Settings(), {}, provider_override=provider).result
+    finally:
+        local.stop_daemon(grace_s=2)
+        local.close()
+    assert len(provider.killed_pids) == 1
+    cases = {c.key: c for c in result.cases}
+    for key in (VICTIM, "echo/saga"):
+        # Both were in flight when the daemon died: each attributed, each retried and scored.
+        assert cases[key].attempts[0].server_crashed, key
+        assert len(cases[key].attempts) == 2, key
+        assert cases[key].status == "fail", key
+    for key in ("echo/hello", "echo/shout"):
+        assert not cases[key].server_crashed, key
+        assert cases[key].status in ("pass", "fail"), cases[key].error
+    assert result.provider.settings["parallel"] == 2

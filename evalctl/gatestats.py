@@ -394,29 +394,21 @@ class SuiteVerdict:
         return bool(self.regressions)
 
 
-def gate(
-    strata: Sequence[Stratum],
-    alpha: float = 0.05,
-    *,
-    suite_level: bool = True,
-) -> SuiteVerdict:
+def gate(strata: Sequence[Stratum], alpha: float = 0.05) -> SuiteVerdict:
     """Classify every stratum of one suite; the suite fails when any is a `regression`.
 
     `statistical` (default): a dropped stratum is a regression when its own exact test is
     significant after Holm's multiplicity control, or when a suite-level test fires; a drop that
     is neither is `within_noise` (listed, not gating). Under no true change the
     probability that anything is called a regression is at most `alpha` (the module
-    docstring says why). `suite_level=False` runs the per-stratum family alone, with all
-    of alpha (Holm needs no independence between strata; the suite tests do). For the
-    checks of a suite's cases, which are not independent, `gate_checks` adds a suite test
-    that respects that.
+    docstring says why). For the checks of a suite's cases, which are not independent,
+    `gate_checks` adds a suite test that respects that.
 
     The strict rule is not here: it reads statuses, not counts (`baselines.changes`), and
     `compare --gate strict` is the one place it lives.
     """
     _check_alpha(alpha)
-    tests = (stratified_mcnemar(strata), clean_baseline_flips(strata)) if suite_level else ()
-    return _statistical(strata, alpha, tests)
+    return _statistical(strata, alpha, (stratified_mcnemar(strata), clean_baseline_flips(strata)))
 
 
 def gate_checks(cases: Sequence[Sequence[Stratum]], alpha: float = 0.05) -> SuiteVerdict:

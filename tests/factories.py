@@ -9,6 +9,7 @@ from typing import Any
 from evalctl.baselines.model import Baseline, BaselineStatus
 from evalctl.chat import Usage
 from evalctl.results.models import (
+    Attempt,
     CaseResult,
     CaseStatus,
     CheckResult,
@@ -38,14 +39,23 @@ def case(
     checks = [CheckResult(name=name, passed=False) for name in failed_checks]
     if status == "pass":
         checks.append(CheckResult(name="answer", passed=True))
+    usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    # A scored case has its one scored attempt, as the runner writes it (and as a file
+    # without attempts is upgraded when read, evalctl.results.versions).
+    attempts = (
+        [Attempt(status=status, latency_ms=latency_ms, turns=turns, usage=usage)]
+        if status in ("pass", "fail", "flaky")
+        else []
+    )
     return CaseResult(
         key=key,
         suite=suite,
         id=case_id,
         status=status,
         checks=checks,
+        attempts=attempts,
         latency_ms=latency_ms,
-        usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+        usage=usage,
         turns=turns,
         first_try=status == "pass" if first_try is None else first_try,
         tokens_per_s=tokens_per_s,

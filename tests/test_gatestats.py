@@ -24,6 +24,8 @@ from evalctl.gatestats import (
     STRATIFIED,
     WEIGHTS,
     Stratum,
+    SuiteVerdict,
+    _statistical,
     check_flips,
     clean_baseline_flips,
     drop_p_value,
@@ -261,10 +263,16 @@ def test_many_stable_flips_fire_the_suite_and_name_every_drop() -> None:
     assert sum(test.alpha for test in verdict.suite_tests) == pytest.approx(0.05)
 
 
+def per_stratum(strata: list[Stratum], alpha: float = 0.05) -> SuiteVerdict:
+    """The per-stratum family alone, with all of alpha: what `gate` runs beside its suite
+    tests (Holm needs no independence between strata; the suite tests do)."""
+    return _statistical(strata, alpha, ())
+
+
 def test_a_case_significant_on_its_own_with_repeats() -> None:
     strata = [stratum(10, 10, 10, 10, f"p{i}") for i in range(200)]
     strata += [stratum(10, 10, 0, 10, "broken"), stratum(6, 10, 4, 10, "noisy")]
-    verdict = gate(strata, suite_level=False)
+    verdict = per_stratum(strata)
     assert verdict.suite_tests == ()
     assert verdict.case_alpha == 0.05
     broken = next(c for c in verdict.cases if c.stratum.key == "broken")
@@ -385,7 +393,7 @@ def test_a_check_broken_in_many_cases_is_caught_with_one_run_sample() -> None:
     assert all(c.stratum.dropped for c in verdict.regressions)
     # Checks one by one cannot tell: each is a 1-in-6 event.
     flat = [check for checks in cases for check in checks]
-    assert not gate(flat, suite_level=False).failed
+    assert not per_stratum(flat).failed
     # Nothing broken: nothing called.
     assert not gate_checks([case(i, 1) for i in range(200)]).failed
 

@@ -278,7 +278,7 @@ def test_a_version_2_file_still_reads(tmp_path: Path) -> None:
     data["settings"].pop("gates", None)
     data.pop("platform", None)
     run = read_run(f.write_json(tmp_path / "v2.json", data))
-    assert run.schema_version == 2
+    assert run.schema_version == 3  # upgraded when read (evalctl.results.versions)
     assert run.settings.gates == {}
     assert run.platform is None
     assert [c.key for c in run.cases] == [c["key"] for c in data["cases"]]

@@ -265,7 +265,9 @@ def test_version_2_baselines_still_read_and_newer_fields_need_version_3() -> Non
         "checks": {"s/a": {"x": "pass"}},
     }
     old = baseline_from_document(_doc(v2))
-    assert old.schema_version == 2 and old.check_counts == {} and old.sampling == {}
+    # Upgraded when read (evalctl.results.versions); the version it was written at is kept.
+    assert old.schema_version == 3 and old.written_as == 2
+    assert old.check_counts == {} and old.sampling == {}
     assert old.pass_counts["s/b"].as_tuple() == (2, 3)
     counts = {"s/a": {"x": {"passed": 1, "runs": 1}}}
     with pytest.raises(BadInputError, match="needs schema_version 3"):

@@ -20,7 +20,7 @@ from evalctl.errors import BadInputError, ExitCode
 from evalctl.providers.scripted import ScriptedProvider, load_script
 from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.reports.run_page import run_page
-from evalctl.results.io import write_run
+from evalctl.results.io import read_run, write_run
 from evalctl.results.models import (
     Attempt,
     CaseResult,
@@ -451,17 +451,34 @@ def _retrieval_case(key: str, status: CaseStatus, *, turns: int) -> CaseResult:
     )
 
 
-def test_a_model_free_case_gates_on_one_flip_where_a_model_answer_is_noise() -> None:
+def _from_before_driven_by(tmp_path: Path, run: RunResult) -> RunResult:
+    """`run` written as a results file from before cases recorded `driven_by`, read back:
+    the reader upgrades it (evalctl.results.versions)."""
+    data = json.loads(write_run(run, tmp_path).read_text())
+    for case in data["cases"]:
+        del case["driven_by"]
+    return read_run(f.write_json(tmp_path / "old.json", data))
+
+
+def test_a_model_free_case_gates_on_one_flip_where_a_model_answer_is_noise(
+    tmp_path: Path,
+) -> None:
     # One-sample baseline, one flip: for a model's answer that is within sampling noise, but
     # a retrieval case's tool gives the same rows every time, so the flip is a real change.
+    # The files are from before `driven_by` was recorded: a case that took no model turn yet
+    # called tools is read as driven by its tools.
     base = f.baseline({"r/berry": "pass", "r/mineral": "pass"})
     for turns, expected in ((0, "regression"), (1, "unchanged")):
-        run = f.run(
-            [
-                _retrieval_case("r/berry", "fail", turns=turns),
-                _retrieval_case("r/mineral", "pass", turns=turns),
-            ]
+        run = _from_before_driven_by(
+            tmp_path,
+            f.run(
+                [
+                    _retrieval_case("r/berry", "fail", turns=turns),
+                    _retrieval_case("r/mineral", "pass", turns=turns),
+                ]
+            ),
         )
+        assert {c.driven_by for c in run.cases} == {"tools" if turns == 0 else "model"}
         cmp = compare_baseline(base, run, rule=rule_named("statistical", base, run))
         changes = {c.key: "regression" for c in cmp.regressions}
         assert changes.get("r/berry", "unchanged") == expected, turns

@@ -388,7 +388,7 @@ def _mismatch_warnings(baseline: Baseline, run: RunResult) -> list[str]:
     # Not errors: comparing across models is sometimes exactly the question being asked.
     # But a reader must not mistake the result for a like-for-like gate.
     warnings = []
-    if baseline.schema_version < 2:
+    if baseline.written_as < 2:
         warnings.append(
             "the baseline records case statuses only (schema_version 1): a check that "
             "regresses inside a failing case cannot be seen; re-record it with `evalctl baseline`"

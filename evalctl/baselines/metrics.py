@@ -123,19 +123,14 @@ class _Sample:
 
 
 def _samples(case: CaseResult) -> list[_Sample]:
-    """The case's scored attempts in order; a file without attempts gives the case itself.
-    A confirmation attempt (drawn only because the case dropped) is no sample of the run."""
-    scored = [
+    """The case's scored attempts in order. A confirmation attempt (drawn only because the
+    case dropped) is no sample of the run."""
+    return [
         _Sample(a.latency_ms, a.usage)
         for a in case.attempts
         # An attempt is never flaky (a case of several is): the one SCORED set serves both.
         if a.status in SCORED and not a.confirmation
     ]
-    if scored:
-        return scored
-    if case.status in SCORED and not case.attempts:
-        return [_Sample(case.latency_ms, case.usage)]
-    return []
 
 
 def case_metrics(case: CaseResult, cost_of: CostOf | None = None) -> CaseMetrics | None:

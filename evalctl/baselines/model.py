@@ -12,8 +12,10 @@ or n/a), which lets `compare` gate a check that regressed inside a case that alr
 drawn on, and `metrics` per suite (one value per sample); `case_metrics` (per case, per
 sample: output tokens, latency, cost) came later in version 3, so that metric gates compare
 the cases both sides hold and a narrowed re-record keeps the other cases' figures. Versions 1
-and 2 still read, with none of these (a version 2 file may hold `pass_counts` from
-`--repeats`); a version 3 file without `case_metrics` gates metrics on its per-suite figures.
+and 2 still read, upgraded when read (the table in evalctl.results.versions), with none of
+these (a version 2 file may hold `pass_counts` from `--repeats`); `written_as` keeps the
+version the file was written at. A version 3 file without `case_metrics` gates metrics on
+its per-suite figures.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
@@ -43,9 +47,10 @@ from evalctl.results.document import (
 from evalctl.results.models import CheckStatus, SampleSettings
 from evalctl.results.models import PassCount as PassCount
 from evalctl.results.platform import Platform
+from evalctl.results.versions import BASELINE_VERSION, supported, upgrade
 
-BASELINE_SCHEMA_VERSION: Final = 3
-SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = (1, 2, BASELINE_SCHEMA_VERSION)
+BASELINE_SCHEMA_VERSION: Final = BASELINE_VERSION
+SUPPORTED_BASELINE_VERSIONS: tuple[int, ...] = supported("baseline")
 
 # `error` and `skipped` are deliberately absent: neither says anything about quality, so
 # neither may become an expectation.
@@ -95,7 +100,7 @@ class CaseMetrics(BaseModel):
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1, 2, 3] = BASELINE_SCHEMA_VERSION
+    schema_version: Literal[3] = BASELINE_SCHEMA_VERSION
     kind: Literal["baseline"] = "baseline"
     provider: str
     model: str
@@ -127,6 +132,26 @@ class Baseline(BaseModel):
     # The pass-rate bar the source run had to clear. Anything under the default 0.5 was a
     # deliberate `--min-pass-rate`, kept in the file so a lowered bar is never silent.
     min_pass_rate: float | None = None
+    # The version the file was written at, before it was upgraded (evalctl.results.versions).
+    _written_as: int = PrivateAttr(default=BASELINE_SCHEMA_VERSION)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _upgraded(cls, data: Any, handler: ModelWrapValidatorHandler[Baseline]) -> Baseline:
+        # Every baseline is validated in the current shape: an older one is upgraded first.
+        written_as = data.get("schema_version") if isinstance(data, dict) else None
+        if isinstance(data, dict):
+            data = upgrade("baseline", data)
+        baseline = handler(data)
+        if isinstance(written_as, int) and written_as in SUPPORTED_BASELINE_VERSIONS:
+            baseline._written_as = written_as
+        return baseline
+
+    @property
+    def written_as(self) -> int:
+        """The schema version of the file this baseline was read from (the current one for a
+        baseline built in memory): a version 1 file recorded no check outcomes."""
+        return self._written_as
 
     @model_serializer(mode="wrap")
     def _omit_empty_counts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -158,16 +183,6 @@ class Baseline(BaseModel):
         stray = sorted(set(self.case_metrics) - set(self.baselines))
         if stray:
             raise ValueError(f"case_metrics has keys that are not in baselines: {stray[:5]}")
-        if self.schema_version == 1 and self.checks:
-            raise ValueError("checks needs schema_version 2")
-        if self.schema_version < 3:
-            newer = [
-                f
-                for f in ("check_counts", "sampling", "platform", "metrics", "case_metrics")
-                if getattr(self, f)
-            ]
-            if newer:
-                raise ValueError(f"{', '.join(newer)} needs schema_version 3")
         return self
 
     @field_validator("baselines")

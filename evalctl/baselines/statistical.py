@@ -6,9 +6,9 @@ Which rule judges a case:
 * **exact**: its answers cannot vary between samples (`CaseResult.deterministic`: the
   scripted provider, a case no model answers such as `retrieval`, a provider or target
   declared deterministic; or `CaseResult.driven_by == "tools"`: its kind drove it with
-  tool calls, no model asked; in files from before either was recorded, a case that took no
-  model turn). Any pass -> fail is a regression, whatever the baseline's K, and it spends none
-  of the budget: nothing changes by chance.
+  tool calls, no model asked; a file from before either was recorded is upgraded when read,
+  evalctl.results.versions). Any pass -> fail is a regression, whatever the baseline's K,
+  and it spends none of the budget: nothing changes by chance.
 * **strict**: the suite says `gate = "strict"` (or `compare --gate strict` for every suite
   that does not say otherwise): the status transitions of `baselines.changes`.
 * **statistical**: the rest. A drop gates only when an exact test says it is more than noise.
@@ -145,11 +145,9 @@ def _describe(verdict: gatestats.CaseVerdict, suite: gatestats.SuiteVerdict) -> 
 
 
 def _run_counts(case: CaseResult) -> Counts | None:
-    """The case's scored run samples, else (a file without attempts) its status as one."""
+    """The case's scored run samples; None when it has none."""
     counts = case.pass_counts()
-    if counts[1] > 0:
-        return counts
-    return None if case.attempts else ONE_SAMPLE.get(case.status)
+    return counts if counts[1] > 0 else None
 
 
 def _check_key(key: str, check: str) -> str:
@@ -177,20 +175,7 @@ def _informative(before: Counts, after: Counts) -> bool:
 
 def exact_case(case: CaseResult, run: RunResult) -> bool:
     """Whether the case's answers cannot vary between samples (the module docstring)."""
-    return case.deterministic or case.driven_by == "tools" or _model_free(case)
-
-
-def _model_free(case: CaseResult) -> bool:
-    """The migration of files from before `deterministic` and `driven_by` were recorded,
-    where no case says how it was driven: scored on tool calls no model asked
-    for (a retrieval case): tools ran, yet no attempt took a turn. Both are needed: a case
-    that errored before its first turn also took none."""
-    return (
-        case.status in ("pass", "fail")
-        and bool(case.tool_calls)
-        and bool(case.attempts)
-        and all(attempt.turns == 0 for attempt in case.attempts)
-    )
+    return case.deterministic or case.driven_by == "tools"
 
 
 @dataclass

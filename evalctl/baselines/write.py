@@ -129,7 +129,7 @@ def _case_metrics(
     run: RunResult, scored: list[CaseResult], prices: Mapping[str, ModelPrice] | None = None
 ) -> dict[str, CaseMetrics]:
     """Per scored case, its output tokens, latency and cost in each sample (its scored
-    attempts; a file from before attempts were kept: the case itself, one sample)."""
+    attempts)."""
     cost_of = _pricer(run, prices)
     return {
         c.key: m for c in sorted(scored, key=lambda c: c.key) if (m := case_metrics(c, cost_of))

@@ -30,13 +30,14 @@ from evalctl.results.document import (
     require_kind,
     validate_document,
 )
-from evalctl.results.models import RUN_SCHEMA_VERSION, RunResult
+from evalctl.results.models import RunResult
+from evalctl.results.versions import supported, upgrade
 from evalctl.secrets import redact
 
 RESULTS_JSON = "results.json"
 RESULTS_TOML = "results.toml"
-# Version 1 (before check statuses and transcripts) still reads: see results.models.
-SUPPORTED_RUN_VERSIONS: tuple[int, ...] = (1, 2, RUN_SCHEMA_VERSION)
+# Every older version still reads, upgraded when read (the table in results.versions).
+SUPPORTED_RUN_VERSIONS: tuple[int, ...] = supported("run")
 
 # Errors that mean the path given names the wrong thing (a directory where a file goes, a
 # path through a file): bad input. Permissions, read-only mounts and full disks are the
@@ -160,16 +161,18 @@ def read_run(path: Path) -> RunResult:
 
     Raises BadInputError naming the file, the case key and the field for a missing file,
     truncated JSON, a baseline or other document given instead, an unknown schema_version,
-    wrong types and unknown keys.
+    wrong types and unknown keys. A file of an older version is upgraded as it is read.
     """
     return run_from_document(load_document(path))
 
 
 def run_from_document(doc: Document) -> RunResult:
-    """Validate an already loaded document as run results (see `read_run`)."""
+    """Validate an already loaded document as run results (see `read_run`), upgraded first
+    to the current version (results.versions)."""
     require_kind(doc, "run")
     check_schema_version(doc, SUPPORTED_RUN_VERSIONS)
-    return validate_document(doc, RunResult, case_list="cases")
+    current = Document(path=doc.path, data=upgrade("run", doc.data))
+    return validate_document(current, RunResult, case_list="cases")
 
 
 def _mode_for(path: Path) -> int:

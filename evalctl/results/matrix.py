@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from evalctl import userfiles
 from evalctl.errors import BadInputError
 from evalctl.results.io import write_json_atomic
+from evalctl.results.versions import MATRIX_VERSION
 from evalctl.userpaths import SAFE_NAME, SAFE_NAME_WORDS
 
 MATRIX_FILE = "matrix.json"
@@ -59,7 +60,7 @@ class MatrixIndex(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["matrix"] = "matrix"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1] = MATRIX_VERSION
     run_id: str
     started_at: str
     finished_at: str | None = None

@@ -11,23 +11,22 @@ from pydantic import (
     ConfigDict,
     Field,
     computed_field,
-    field_validator,
     model_validator,
 )
 
 from evalctl.chat import CompletionResponse, Message, Sampling, StopReason, Usage
 from evalctl.results.platform import Platform
+from evalctl.results.versions import RUN_VERSION, STABILITY_VERSION
 
-# Final keeps the type Literal[1], which the `schema_version` fields below require. Soak and
-# crash-test results are still at version 1.
-SCHEMA_VERSION: Final = 1
-# Run results. Version 2 added check statuses (`n/a`), the case input and the transcript;
-# version 1 files still read (a check's `passed` becomes its status). Version 3 added what a
-# run's replies depended on and what a gate weighs: the platform, the sampling sent (per suite,
-# case and attempt), per-check pass counts over repeats and the suites' metric gates; versions
-# 1 and 2 still read (those fields empty), and an older evalctl refuses a version 3 file by
-# its version, not by an unknown key.
-RUN_SCHEMA_VERSION: Final = 3
+# The versions are in the one table of evalctl.results.versions, where each older run file
+# is upgraded to the current shape when it is read. Soak and crash-test results are at
+# version 1. Run results: version 2 added check statuses (`n/a`), the case input and the
+# transcript; version 3 what a run's replies depended on and what a gate weighs: the
+# platform, the sampling sent (per suite, case and attempt), per-check pass counts over
+# repeats and the suites' metric gates (an older evalctl refuses a version 3 file by its
+# version, not by an unknown key).
+SCHEMA_VERSION: Final = STABILITY_VERSION
+RUN_SCHEMA_VERSION: Final = RUN_VERSION
 
 CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
 # `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
@@ -45,8 +44,9 @@ class _Strict(BaseModel):
 class CheckResult(_Strict):
     """One named check of one case. `status` is the outcome; `passed` is derived from it
     (true exactly when status is `pass`) and still written, for readers written before `n/a`
-    existed. On input `passed` is still taken where `status` is absent (a version 1 file, an
-    old constructor) and must agree with it where both are given (a file read back)."""
+    existed. On input `passed` is taken where `status` is absent (a constructor given
+    `passed`; a version 1 file's checks are upgraded when read, evalctl.results.versions) and
+    must agree with `status` where both are given (a file read back)."""
 
     name: str
     status: CheckStatus = "fail"
@@ -393,12 +393,6 @@ class RunSettings(_Strict):
     # (evalctl.runner.prompt_variant); None: the prompts went as the cases build them.
     prompt_template: str | None = None
 
-    @field_validator("max_tokens", mode="before")
-    @classmethod
-    def _legacy_max_tokens(cls, value: Any) -> Any:
-        # Files written before it was recorded per suite hold null: it was never set.
-        return {} if value is None else value
-
 
 class Environment(_Strict):
     host: str
@@ -441,7 +435,7 @@ class Summary(_Strict):
 
 
 class RunResult(_Strict):
-    schema_version: Literal[1, 2, 3] = RUN_SCHEMA_VERSION
+    schema_version: Literal[3] = RUN_SCHEMA_VERSION
     kind: Literal["run"] = "run"
     run_id: str
     started_at: str

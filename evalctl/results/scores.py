@@ -10,7 +10,9 @@ accepted and skipped, so the conversations are never built as Python objects.
 It is a fast path, never a second set of rules: it returns the `RunResult` the general reader
 would return, or None wherever it cannot vouch for that (anything invalid, a missing
 `schema_version`, data nested too deep, a conversation field of an unexpected shape), and the
-caller then reads the file the general way, which words the error. Garbage collection is
+caller then reads the file the general way, which words the error. A file of an older
+version, or one with a scored case without attempts, is read the general way here, which
+upgrades it (results.versions). Garbage collection is
 paused while it builds the objects (hundreds of thousands of them, none of them garbage).
 """
 
@@ -36,8 +38,9 @@ from pydantic import (
 
 from evalctl import userfiles
 from evalctl.errors import BadInputError
-from evalctl.results.document import CONVERSATION_FIELDS, resolve_results_path
+from evalctl.results.document import CONVERSATION_FIELDS, load_document, resolve_results_path
 from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.versions import RUN_VERSION, SCORED, supported
 
 # What `load_document(skip_conversations=True)` drops: each case's conversation fields and
 # its prompt reference, and the run's table of system prompts.
@@ -190,9 +193,9 @@ def _real(lean: RunResult, defaults: dict[str, Any]) -> RunResult:
 def read_scores(path: Path) -> RunResult | None:
     """Run results as a comparison reads them, conversations left at their defaults; None
     when the file is anything but run results this reader can vouch for (read it with
-    `load_document(path, skip_conversations=True)` and `run_from_document`, which say why)."""
-    from evalctl.results.io import SUPPORTED_RUN_VERSIONS
-
+    `load_document(path, skip_conversations=True)` and `run_from_document`, which say why).
+    A file the general reader would upgrade (an older version, a scored case without
+    attempts: results.versions) is read by the general reader here."""
     path = resolve_results_path(path)
     try:
         raw = userfiles.read_bytes(path)
@@ -205,12 +208,44 @@ def read_scores(path: Path) -> RunResult | None:
         # Valid JSON (UTF-8 throughout, conversations included), a JSON object whose `kind`
         # is "run" or absent (a baseline's `baselines` is an unknown key here) and which has a
         # `run_id`: run results, by `document.detect_kind`'s rules too.
-        lean = lean_run.model_validate_json(raw)
-        if lean.schema_version not in SUPPORTED_RUN_VERSIONS or _too_deep(lean):
+        try:
+            lean = lean_run.model_validate_json(raw)
+        except ValidationError:
+            return _general(path) if _older_version(raw) else None
+        if _too_deep(lean):
             return None
+        if any(c.status in SCORED and not c.attempts for c in lean.cases):
+            return _general(path)
         return _real(lean, defaults)
     except (ValidationError, ValueError, RecursionError):
         return None
     finally:
         if paused:
             gc.enable()
+
+
+class _Version(BaseModel):
+    """Only a document's version (the rest is parsed, never built in Python)."""
+
+    model_config = ConfigDict(extra="ignore")
+    schema_version: Annotated[int, BeforeValidator(_not_bool)]
+
+
+def _older_version(raw: bytes) -> bool:
+    """Whether `raw` is a JSON object of a version older than the current one, which the
+    general reader upgrades (results.versions)."""
+    try:
+        version = _Version.model_validate_json(raw).schema_version
+    except (ValidationError, ValueError, RecursionError):
+        return False
+    return version in supported("run") and version != RUN_VERSION
+
+
+def _general(path: Path) -> RunResult | None:
+    """The general reader's result; None where it refuses the file (it says why)."""
+    from evalctl.results.io import run_from_document
+
+    try:
+        return run_from_document(load_document(path, skip_conversations=True))
+    except BadInputError:
+        return None

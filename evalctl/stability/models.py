@@ -19,6 +19,7 @@ from evalctl.results.document import (
     validate_document,
 )
 from evalctl.results.models import SCHEMA_VERSION, Environment, LatencyStats
+from evalctl.results.versions import supported
 from evalctl.runner import environment
 from evalctl.stability.verdict import Verdict
 
@@ -186,7 +187,9 @@ class CrashResult(_Strict):
 
 # ---------------------------------------------------------------- reading
 
-SUPPORTED_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
+# The versions each reads: the table of evalctl.results.versions (none older yet).
+SUPPORTED_VERSIONS: tuple[int, ...] = supported("soak")
+SUPPORTED_CRASH_VERSIONS: tuple[int, ...] = supported("crash-test")
 
 
 def soak_from_document(doc: Document) -> SoakResult:
@@ -195,5 +198,5 @@ def soak_from_document(doc: Document) -> SoakResult:
 
 
 def crash_from_document(doc: Document) -> CrashResult:
-    check_schema_version(doc, SUPPORTED_VERSIONS)
+    check_schema_version(doc, SUPPORTED_CRASH_VERSIONS)
     return validate_document(doc, CrashResult)

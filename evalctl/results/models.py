@@ -217,6 +217,8 @@ class CaseResult(_Strict):
     input: dict[str, Any] | None = None
     # The values its placeholders were filled from (a data-file row's columns), for reports.
     vars: dict[str, Any] = Field(default_factory=dict)
+    # Every execution; a scored case has at least one (a file whose scored case has none is
+    # given the one its status describes when read, evalctl.results.versions).
     attempts: list[Attempt] = Field(default_factory=list)
     pass_rate: float | None = None
     # Wilson 95% interval of pass_rate over the scored repeats (evalctl.stats); None when no
@@ -255,8 +257,9 @@ class CaseResult(_Strict):
     # a deterministic provider or target): the gate compares it exactly, any pass -> fail.
     deterministic: bool = False
     # How the case was driven (its kind's `drive()`, evalctl.scoring.kinds): by the model
-    # conversation, or by tool calls the kind made with no model asked (retrieval). Files
-    # from before it was recorded read as "model" (the gate then guesses, for their age).
+    # conversation, or by tool calls the kind made with no model asked (retrieval). A file
+    # from before it was recorded is upgraded when read (evalctl.results.versions): a case
+    # that called tools and took no model turn reads as "tools".
     driven_by: DrivenBy = "model"
     # Per check, over the confirmation samples (`Attempt.confirmation`), as `check_counts`.
     confirmation_check_counts: dict[str, PassCount] = Field(default_factory=dict)

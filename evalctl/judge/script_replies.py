@@ -22,11 +22,12 @@ from evalctl.cases.schema import Suite
 from evalctl.errors import BadInputError
 from evalctl.judge.check import JudgeParams, judge_checks
 from evalctl.judge.prompt import JUDGE_TAG_SUFFIX, judge_tag, read_reply
+from evalctl.providers.registry import is_application, replays_script
 from evalctl.providers.scripted import Script, reply_keys
 
+# What a judge asks when nothing names a provider: `cases validate --script` checks the
+# script as the scripted provider would replay it.
 SCRIPTED = "scripted"
-# The application targets: a judge that falls back to one of them has no model to ask.
-TARGETS = frozenset({"python", "http", "command"})
 
 
 def judge_reply_problems(
@@ -71,7 +72,8 @@ def _unanswered(
             for spec, name in judge_checks(suite.table, case):
                 assert isinstance(spec.params, JudgeParams)
                 asked = spec.params.provider or judge_provider or runs_on or SCRIPTED
-                if asked in TARGETS:
+                # An application target has no model to ask.
+                if is_application(asked):
                     problems.append(
                         BadInputError(
                             f"judge check {name!r} has no judge: it would ask the run's "
@@ -84,7 +86,7 @@ def _unanswered(
                         )
                     )
                     continue
-                if asked != SCRIPTED:
+                if not replays_script(asked):
                     continue
                 tag = judge_tag(case.key, name)
                 if any(script.cases.get(key) for key in reply_keys(tag)):

@@ -82,6 +82,9 @@ class Provider(ABC):
     # scripts"), which the run checks before its first case: `--provider all` runs it
     # (though not `real`) when a script is given.
     replays_script: ClassVar[bool] = False
+    # It is the user's application under test (a python, http or command target), not a
+    # model: a side request such as a judge's cannot be asked of it.
+    application: ClassVar[bool] = False
     # It runs a daemon of its own that `--restart-per-case` may stop and start (the local
     # provider, with `daemon_pid`, `ensure_running()` and `stop_daemon()`). Default: no.
     has_daemon: ClassVar[bool] = False

@@ -62,6 +62,7 @@ class ProviderTraits:
     # None: nothing to check.
     check_given: Callable[[ProviderOptions], None] | None = None
     replays_script: bool = False
+    application: bool = False
 
 
 def traits_of(cls: type[Provider]) -> ProviderTraits:
@@ -78,6 +79,7 @@ def traits_of(cls: type[Provider]) -> ProviderTraits:
         describe=cls.describe,
         check_given=cls.check_given,
         replays_script=cls.replays_script,
+        application=cls.application,
     )
 
 
@@ -394,6 +396,13 @@ def replays_script(name: str) -> bool:
     (`Provider.replays_script`): the run checks the script against its cases first."""
     spec = _specs().get(name)
     return spec is not None and spec.traits.replays_script
+
+
+def is_application(name: str) -> bool:
+    """A registered provider that is the user's application (`Provider.application`): no
+    model to ask a judge's question."""
+    spec = _specs().get(name)
+    return spec is not None and spec.traits.application
 
 
 def create_unscripted(name: str) -> Provider | None:

@@ -25,6 +25,7 @@ class TargetTraits(Provider):
 
     capabilities = frozenset()
     real = False
+    application = True
 
 
 def refuse_side_request(request: CompletionRequest, what: str) -> None:

@@ -27,6 +27,7 @@ hashed again by the daemon before it loads it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -99,6 +100,8 @@ class LocalProvider(Provider):
         extra = {} if start_timeout_s is None else {"start_timeout_s": start_timeout_s}
         self.manager = DaemonManager(settings, spec, before_spawn=self._reverify, **extra)
         self._pid: int | None = None
+        # Cases sent at once (-j) may all find the daemon gone: one of them (re)starts it.
+        self._start_lock = threading.Lock()
         self._spec = spec
         self._threads: int | None = None
         self._status: DaemonStatus | None = None
@@ -196,6 +199,10 @@ class LocalProvider(Provider):
         earlier run at another -j) is stopped and started again when it serves no request:
         with fewer, cases sent beyond its slots would only queue, and their time limits with
         them; with more, each case would decode on its slot's share of the threads."""
+        with self._start_lock:
+            return self._ensure_running()
+
+    def _ensure_running(self) -> DaemonStatus:
         status = self.manager.ensure_running()
         if status.n_parallel != self._spec.parallel and status.in_flight == 0:
             self.manager.drop_client()

@@ -81,8 +81,8 @@ def _run(
         repeats=samples,
         sampled=samples > 1,
         seed_base=seed_base,
+        confirm=confirm,  # type: ignore[arg-type]
     )
-    request.confirm = confirm  # type: ignore[assignment]
     return execute_run(request, Settings(), {}, provider_override=provider, retry=NO_SLEEP).result
 
 

@@ -158,6 +158,12 @@ def baseline(
         run, results_path = _from_file(from_results, provider)
         _check_samples(run, results_path, samples)
     else:
+        if samples is not None:
+            k = options.samples_flag(samples, seed)
+        else:
+            configured = settings.baseline_samples
+            k = options.samples_flag(configured, seed, "baseline_samples in evalctl.toml")
+        # A baseline's samples use seeds 0..K-1 (seed_base 0).
         request = options.build_request(
             provider=provider,
             model=model,
@@ -165,15 +171,12 @@ def baseline(
             case=options.case_globs(case),
             script=script,
             cases=cases,
+            repeats=k or 1,
             show_progress=not as_json,
+            temperature=temperature,
+            seed=seed,
+            tools_exec=not no_tools_exec,
         )
-        request.temperature, request.seed = temperature, seed
-        request.tools_exec = not no_tools_exec
-        if samples is not None:
-            options.apply_samples(request, samples, seed)
-        else:
-            configured = settings.baseline_samples
-            options.apply_samples(request, configured, seed, "baseline_samples in evalctl.toml")
         from evalctl.runner.execute import execute_run
 
         outcome = execute_run(request, settings, options.environ())

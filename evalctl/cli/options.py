@@ -16,6 +16,7 @@ from evalctl.config import Settings, load_settings
 from evalctl.errors import BadInputError
 from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
+from evalctl.runner.confirm import ConfirmPlan
 
 # The names come from the provider registry, so a new built-in provider shows up here by
 # itself; plugins' providers are not (help loads no plugin), so the text points at the list.
@@ -114,21 +115,18 @@ SAMPLES = typer.Option(
 )
 
 
-def apply_samples(
-    request: RunRequest, samples: int | None, seed: int | None, source: str = "--samples"
-) -> None:
-    """`--samples K` on a new run: K repeats, each a sample with its own seed. --seed would
-    pin every sample to one seed, so the two together are refused. `source` names where K
-    came from, for that refusal."""
+def samples_flag(samples: int | None, seed: int | None, source: str = "--samples") -> int | None:
+    """K from `--samples K` on a new run, where it asks for more than one sample (else None:
+    one run as configured). --seed would pin every sample to one seed, so the two together
+    are refused. `source` names where K came from, for that refusal."""
     if samples is None or samples == 1:
-        return
+        return None
     if seed is not None:
         raise BadInputError(
             f"cannot be combined with {source}, which sends sample r seed r (0..K-1)",
             field="--seed",
         )
-    request.repeats = samples
-    request.sampled = True
+    return samples
 
 
 def settings_from_env(suite_paths: Sequence[Path] | None = None) -> Settings:
@@ -156,7 +154,21 @@ def build_request(
     concurrency: int | None = None,
     timeout: float | None = None,
     show_progress: bool = True,
+    feature: list[str] | None = None,
+    meta: dict[str, str] | None = None,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    restart_per_case: bool = False,
+    cooldown: float | None = None,
+    judge_cache: bool = True,
+    temperature: float | None = None,
+    seed: int | None = None,
+    seed_base: int = 0,
+    tools_exec: bool = True,
+    confirm: ConfirmPlan | None = None,
 ) -> RunRequest:
+    """A new run's request, complete, from its flags. R repeats with no --seed are samples
+    (R repeats of a greedy request would be one answer R times): each is sent its own seed."""
     return RunRequest(
         provider=provider,
         model=model,
@@ -164,11 +176,24 @@ def build_request(
         paths=cases or None,
         suites=suite or [],
         case_glob=case,
+        limit=limit,
+        features=list(feature or []),
+        meta=dict(meta or {}),
         out_dir=out,
         repeats=repeats,
+        sampled=repeats > 1 and seed is None,
         concurrency=concurrency,
         timeout_s=timeout,
         show_progress=show_progress,
+        shard=shard,
+        restart_per_case=restart_per_case,
+        cooldown_s=(cooldown or 0.0) if restart_per_case else 0.0,
+        judge_cache=judge_cache,
+        temperature=temperature,
+        seed=seed,
+        tools_exec=tools_exec,
+        seed_base=seed_base,
+        confirm=confirm,
     )
 
 

@@ -244,55 +244,37 @@ def run(
         )
 
     shard_spec = parse_shard(shard) if shard is not None else None
-    if resume is not None:
-        if out is not None:
-            raise BadInputError(
-                "cannot be combined with --resume: the run keeps its directory", field="--out"
-            )
-        from evalctl.runner.resume import Overrides, resume_request
-
-        request = resume_request(
-            resume,
-            Overrides(
-                provider=provider_name,
-                model=model_name,
-                script=script,
-                paths=cases,
-                suites=suite,
-                case_glob=options.case_globs(case),
-                features=feature or None,
-                meta=parse_meta(meta) or None,
-                limit=limit,
-                repeats=repeats,
-                timeout_s=timeout,
-                shard=shard_spec,
-            ),
-            concurrency=concurrency,
-            show_progress=progress and not as_json,
+    if resume is not None and out is not None:
+        raise BadInputError(
+            "cannot be combined with --resume: the run keeps its directory", field="--out"
         )
-    else:
-        request = _new_request(
-            provider_name,
-            model_name,
-            suite,
-            case,
-            feature,
-            meta,
-            script,
-            cases,
-            out,
-            repeats,
-            concurrency,
-            timeout,
-            progress and not as_json,
-        )
-        request.shard = shard_spec
-        request.limit = limit
-    _restart_settings(request, resume, restart_per_case, cooldown)
-    _sampling_flags(request, resume, temperature, seed, samples)
-    request.judge_cache = judge_cache
-    request.tools_exec = not no_tools_exec
-    request.confirm = confirm_option.confirm_plan(baseline, confirm)
+    request = run_request(
+        provider=provider_name,
+        model=model_name,
+        suite=suite,
+        case=case,
+        feature=feature,
+        meta=meta,
+        limit=limit,
+        script=script,
+        cases=cases,
+        out=out,
+        repeats=repeats,
+        concurrency=concurrency,
+        timeout=timeout,
+        show_progress=progress and not as_json,
+        resume=resume,
+        shard=shard_spec,
+        restart_per_case=restart_per_case,
+        cooldown=cooldown,
+        judge_cache=judge_cache,
+        temperature=temperature,
+        seed=seed,
+        samples=samples,
+        baseline=baseline,
+        confirm=confirm,
+        no_tools_exec=no_tools_exec,
+    )
     if plan is not None:
         return run_matrix(request, plan[0], as_json)
     if request.provider == "all":
@@ -416,13 +398,15 @@ def _run_all_providers(
     return Ended(ExitCode.INFRA) if failed else None
 
 
-def _new_request(
+def run_request(
+    *,
     provider: str | None,
     model: str | None,
     suite: list[str] | None,
     case: list[str] | None,
     feature: list[str] | None,
     meta: list[str] | None,
+    limit: int | None,
     script: Path | None,
     cases: list[Path] | None,
     out: Path | None,
@@ -430,80 +414,83 @@ def _new_request(
     concurrency: int | None,
     timeout: float | None,
     show_progress: bool,
-) -> RunRequest:
-    """A new run's request from the flags (a resumed run's comes from its manifest)."""
-    request = options.build_request(
-        provider=provider,
-        model=model,
-        suite=suite,
-        case=options.case_globs(case),
-        script=script,
-        cases=cases,
-        out=out,
-        repeats=repeats or 1,
-        concurrency=concurrency,
-        timeout=timeout,
-        show_progress=show_progress,
-    )
-    request.features = list(feature or [])
-    request.meta = parse_meta(meta)
-    return request
-
-
-def _restart_settings(
-    request: RunRequest, resume: Path | None, restart_per_case: bool, cooldown: float | None
-) -> None:
-    """--restart-per-case and --cooldown; a resumed run keeps the procedure it started with."""
-    if resume is not None and not restart_per_case:
-        from evalctl.runner.resume import read_manifest
-
-        started = read_manifest(resume).header.settings
-        restart_per_case = started.restart_per_case
-        cooldown = started.cooldown_s if cooldown is None else cooldown
-    request.restart_per_case = restart_per_case
-    request.cooldown_s = (cooldown or 0.0) if restart_per_case else 0.0
-
-
-def _sampling_flags(
-    request: RunRequest,
     resume: Path | None,
+    shard: tuple[int, int] | None,
+    restart_per_case: bool,
+    cooldown: float | None,
+    judge_cache: bool,
     temperature: float | None,
     seed: int | None,
     samples: int | None,
-) -> None:
-    """--temperature, --seed and --samples; a resumed run keeps the ones it started with, and
-    refuses others (they would change how the remaining cases are sampled)."""
+    baseline: Path | None,
+    confirm: str | None,
+    no_tools_exec: bool,
+) -> RunRequest:
+    """`evalctl run`'s request, complete, from its flags: a new run's, or with --resume the
+    one continuing the run in that directory, which keeps the selection, sampling and
+    procedure it started with (from its manifest) and refuses flags that contradict them."""
     if resume is not None:
-        from evalctl.runner.resume import read_manifest
+        from evalctl.runner.resume import Overrides, resume_point, resumed_request
 
-        started = read_manifest(resume).header.settings
-        sampled = started.repeats if started.sampled else 1
-        given = (
-            ("--temperature", temperature, started.temperature),
-            ("--seed", seed, started.seed),
-            ("--samples", samples, sampled),
+        given = Overrides(
+            provider=provider,
+            model=model,
+            script=script,
+            paths=cases,
+            suites=suite,
+            case_glob=options.case_globs(case),
+            features=feature or None,
+            meta=parse_meta(meta) or None,
+            limit=limit,
+            repeats=repeats,
+            timeout_s=timeout,
+            shard=shard,
+            temperature=temperature,
+            seed=seed,
+            samples=samples,
+            restart_per_case=restart_per_case,
+            cooldown_s=cooldown,
         )
-        for flag, value, recorded in given:
-            if value is not None and value != recorded:
-                was = "unset" if recorded is None else recorded
-                raise BadInputError(
-                    f"the run was started with {flag} {was}, not {value}; a resumed run "
-                    "keeps its original sampling",
-                    field=flag,
-                    hint="drop the flag to resume as started, or start a new run without --resume",
-                )
-        temperature, seed = started.temperature, started.seed
-        request.sampled = bool(started.sampled)
-        request.seed_base = started.seed_base
-    else:
-        options.apply_samples(request, samples, seed)
-        if request.repeats > 1 and seed is None:
-            # R repeats of a greedy request are one answer R times: repeats are samples.
-            request.sampled = True
-        if seed is None:
-            request.seed_base = fresh_seed_base()
-    request.temperature = temperature
-    request.seed = seed
+        manifest = resume_point(resume, given)
+        return resumed_request(
+            resume,
+            manifest,
+            given,
+            concurrency=concurrency,
+            show_progress=show_progress,
+            judge_cache=judge_cache,
+            tools_exec=not no_tools_exec,
+            confirm=confirm_option.confirm_plan(baseline, confirm),
+        )
+    case_glob = options.case_globs(case)
+    meta_pairs = parse_meta(meta)
+    k = options.samples_flag(samples, seed)
+    return options.build_request(
+        provider=provider,
+        model=model,
+        suite=suite,
+        case=case_glob,
+        script=script,
+        cases=cases,
+        out=out,
+        repeats=k or repeats or 1,
+        concurrency=concurrency,
+        timeout=timeout,
+        show_progress=show_progress,
+        feature=feature,
+        meta=meta_pairs,
+        limit=limit,
+        shard=shard,
+        restart_per_case=restart_per_case,
+        cooldown=cooldown,
+        judge_cache=judge_cache,
+        temperature=temperature,
+        seed=seed,
+        # A run draws afresh unless --seed pins it.
+        seed_base=fresh_seed_base() if seed is None else 0,
+        tools_exec=not no_tools_exec,
+        confirm=confirm_option.confirm_plan(baseline, confirm),
+    )
 
 
 def fresh_seed_base() -> int:

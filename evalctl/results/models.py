@@ -396,6 +396,19 @@ class RunSettings(_Strict):
     # (evalctl.runner.prompt_variant); None: the prompts went as the cases build them.
     prompt_template: str | None = None
 
+    @property
+    def samples_per_case(self) -> int:
+        """K: how many samples of each case the run took (`sampled` is empty unless its
+        repeats were samples)."""
+        return samples_per_case(self.repeats, bool(self.sampled))
+
+
+def samples_per_case(repeats: int, sampled: bool) -> int:
+    """K, the samples of each case: the repeats where they are samples (`--samples K`, or
+    repeats sent fresh seeds), else 1 (repeats of one configured request). The one rule for
+    a request (evalctl.runner.api.RunRequest) and a recorded run (RunSettings)."""
+    return repeats if sampled else 1
+
 
 class Environment(_Strict):
     host: str

@@ -5,12 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalctl.results.models import RunResult
+from evalctl.results.models import RunResult, samples_per_case
 from evalctl.runner.confirm import ConfirmPlan
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRequest:
+    """What a run does, complete when made: each entry point builds it in one place (the
+    CLI's from its flags: evalctl.cli.run.run_request, evalctl.cli.options.build_request;
+    a resumed run's from its manifest: evalctl.runner.resume), and nothing changes it after
+    (a matrix cell is a new request, `dataclasses.replace` of the matrix's)."""
+
     provider: str | None = None  # None: detect from the environment
     model: str | None = None
     script: Path | None = None  # for the scripted provider
@@ -57,6 +62,11 @@ class RunRequest:
     seed_base: int = 0
     # `--baseline B` with `--confirm`: re-sample the cases that dropped below B (runner.confirm).
     confirm: ConfirmPlan | None = None
+
+    @property
+    def samples_per_case(self) -> int:
+        """K: how many samples of each case the run takes (1 unless its repeats are samples)."""
+        return samples_per_case(self.repeats, self.sampled)
 
 
 @dataclass

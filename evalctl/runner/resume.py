@@ -29,6 +29,7 @@ from evalctl.providers.base import Provider
 from evalctl.results.io import RESULTS_JSON, RESULTS_TOML, write_json_atomic
 from evalctl.results.models import CaseResult, RunResult
 from evalctl.runner.api import RunRequest
+from evalctl.runner.confirm import ConfirmPlan
 from evalctl.runner.journal import Journal
 
 MANIFEST = "manifest.json"
@@ -68,7 +69,7 @@ class Manifest(BaseModel):
     header: RunResult
 
 
-@dataclass
+@dataclass(frozen=True)
 class Overrides:
     """Flags given together with --resume; None means "not given, keep the original"."""
 
@@ -84,6 +85,15 @@ class Overrides:
     repeats: int | None = None
     timeout_s: float | None = None
     shard: tuple[int, int] | None = None
+    # Sampling: refused unless what the run started with (they would change how the
+    # remaining cases are sampled).
+    temperature: float | None = None
+    seed: int | None = None
+    samples: int | None = None
+    # `--restart-per-case`: given, the procedure with `cooldown_s` (None: 0); not given, the
+    # run keeps the procedure it started with (`cooldown_s` still overriding its pause).
+    restart_per_case: bool = False
+    cooldown_s: float | None = None
 
 
 @dataclass
@@ -163,9 +173,32 @@ def read_manifest(run_dir: Path) -> Manifest:
 
 
 def resume_request(
-    run_dir: Path, given: Overrides, *, concurrency: int | None = None, show_progress: bool = True
+    run_dir: Path,
+    given: Overrides,
+    *,
+    concurrency: int | None = None,
+    show_progress: bool = True,
+    judge_cache: bool = True,
+    tools_exec: bool = True,
+    confirm: ConfirmPlan | None = None,
 ) -> RunRequest:
     """The request that continues the run in `run_dir`, refusing flags that contradict it."""
+    manifest = resume_point(run_dir, given)
+    return resumed_request(
+        run_dir,
+        manifest,
+        given,
+        concurrency=concurrency,
+        show_progress=show_progress,
+        judge_cache=judge_cache,
+        tools_exec=tools_exec,
+        confirm=confirm,
+    )
+
+
+def resume_point(run_dir: Path, given: Overrides) -> Manifest:
+    """The manifest of the run in `run_dir`, after refusing the flags that contradict it:
+    another selection, or other sampling."""
     manifest = read_manifest(run_dir)
     original = manifest.selection
     asked: dict[str, tuple[Any, Any]] = {
@@ -193,6 +226,44 @@ def resume_request(
                 field=flag,
                 hint="drop the flag to resume as started, or start a new run without --resume",
             )
+    started = manifest.header.settings
+    sampling = (
+        ("--temperature", given.temperature, started.temperature),
+        ("--seed", given.seed, started.seed),
+        ("--samples", given.samples, started.samples_per_case),
+    )
+    for flag, value, recorded in sampling:
+        if value is not None and value != recorded:
+            was = "unset" if recorded is None else recorded
+            raise BadInputError(
+                f"the run was started with {flag} {was}, not {value}; a resumed run "
+                "keeps its original sampling",
+                field=flag,
+                hint="drop the flag to resume as started, or start a new run without --resume",
+            )
+    return manifest
+
+
+def resumed_request(
+    run_dir: Path,
+    manifest: Manifest,
+    given: Overrides,
+    *,
+    concurrency: int | None = None,
+    show_progress: bool = True,
+    judge_cache: bool = True,
+    tools_exec: bool = True,
+    confirm: ConfirmPlan | None = None,
+) -> RunRequest:
+    """The complete request that continues the run in `run_dir` (`manifest`, from
+    `resume_point`): its selection and sampling as it started, and the procedure it started
+    with unless `given` names one."""
+    original = manifest.selection
+    started = manifest.header.settings
+    restart_per_case, cooldown = given.restart_per_case, given.cooldown_s
+    if not restart_per_case:
+        restart_per_case = started.restart_per_case
+        cooldown = started.cooldown_s if cooldown is None else cooldown
     return RunRequest(
         provider=original.provider,
         model=original.model,
@@ -205,13 +276,22 @@ def resume_request(
         limit=original.limit,
         out_dir=run_dir,
         repeats=original.repeats,
+        sampled=bool(started.sampled),
         concurrency=concurrency,
         timeout_s=original.timeout_s,
         crash_retries=original.crash_retries,
         show_progress=show_progress,
         shard=original.shard,
         resume=True,
+        restart_per_case=restart_per_case,
+        cooldown_s=(cooldown or 0.0) if restart_per_case else 0.0,
+        judge_cache=judge_cache,
+        temperature=started.temperature,
+        seed=started.seed,
+        tools_exec=tools_exec,
         prompt_template=original.prompt_template,
+        seed_base=started.seed_base,
+        confirm=confirm,
     )
 
 

@@ -291,7 +291,7 @@ def _write_one(
         min_pass_rate=bar,
         skipped=skipped_cases(run),
         kept_outside_selection=kept,
-        samples=run.settings.repeats if run.settings.sampled else 1,
+        samples=run.settings.samples_per_case,
     )
 
 
@@ -354,7 +354,7 @@ def _check_samples(run: RunResult, results_path: Path, samples: int | None) -> N
     many samples they must hold; a mismatch is bad input rather than a silent other K."""
     if samples is None:
         return
-    held = run.settings.repeats if run.settings.sampled else 1
+    held = run.settings.samples_per_case
     if held != samples:
         raise BadInputError(
             f"the results hold {held} sample(s) per case, not {samples}; --samples with "

@@ -520,7 +520,7 @@ def _sampled(
     for suite in suites:
         base = resolve_sampling(_flags(request), suite.table)
         sent = sent_sampling(answering[suite.name], sample_sampling(base, 0, request.seed_base))
-        plans[suite.name] = sample_settings(base, request.repeats, sent, request.seed_base)
+        plans[suite.name] = sample_settings(base, request.samples_per_case, sent, request.seed_base)
     return plans
 
 

@@ -1,4 +1,6 @@
-"""One attempt at one case: the conversation loop, tool execution through the spy, scoring."""
+"""One attempt at one case: the conversation (`converse`: the model loop, or the calls a
+model-free kind drives, tool execution through the spy), then its scoring (`score_attempt`);
+`run_attempt` is the two in turn."""
 
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ class AttemptOutcome:
     transcript: list[TurnRecord] = field(default_factory=list)
 
 
-# Sent as the user's message of the last answer turn (see `run_attempt`).
+# Sent as the user's message of the last answer turn (see `converse`).
 FINAL_ANSWER_PROMPT = (
     "You have used all your tool calls. Do not call any tool now: give your final answer, "
     "based on the tool results above."
@@ -137,6 +139,41 @@ def _complete_by(
 
 
 def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> AttemptOutcome:
+    """One attempt at the case: the conversation, then its scoring."""
+    return score_attempt(setup, provider, converse(setup, provider, retry))
+
+
+@dataclass
+class Conversation:
+    """What was said and done in one attempt, before any scoring: the messages and replies,
+    the tool calls (the model's, a model-free kind's, and the application's own), and how it
+    ended (`error` where it ended in one, then nothing is scored)."""
+
+    messages: list[Message]
+    responses: list[CompletionResponse]
+    turns: list[TurnRecord]
+    tool_calls: list[ToolCallRecord]
+    usage: Usage
+    # What the case's tools were given (its deadline included); its checks see it too.
+    tools: ToolContext
+    # A model-free case's answer: its first call's result; None: the model's last reply.
+    answer: str | None
+    # time.monotonic() when the case's clock started, the deadline, and the budget in seconds.
+    started: float
+    deadline: float
+    limit_s: float
+    error: str | None = None
+    server_crashed: bool = False
+    # The request in flight when the conversation ended in an error (for repro files).
+    last_request: CompletionRequest | None = None
+
+    def elapsed_ms(self) -> float:
+        return round((time.monotonic() - self.started) * 1000, 1)
+
+
+def converse(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Conversation:
+    """The case's conversation: the model's turns (≤ max_turns, and the last answer turn)
+    with their tool calls run through the spy, or the calls a model-free kind drives."""
     case, table = setup.case, setup.suite.table
     ctx = ToolContext(
         case=case,
@@ -175,25 +212,25 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     usage = Usage()
     request: CompletionRequest | None = None
 
-    def elapsed_ms() -> float:
-        return round((time.monotonic() - started) * 1000, 1)
-
-    def ended_in_error(message: str, crashed: bool = False) -> AttemptOutcome:
+    def ended(error: str | None = None, crashed: bool = False) -> Conversation:
+        # The calls the application made itself ([[suite.spy]], a target's reply) are the
+        # case's tool calls too.
         spy.records.extend(logged_records(max(1, len(responses))))
-        return AttemptOutcome(
-            attempt=Attempt(
-                status="error",
-                latency_ms=elapsed_ms(),
-                turns=len(responses),
-                usage=usage,
-                stop_reasons=[r.stop_reason for r in responses],
-                error=redact(message),
-                server_crashed=crashed,
-            ),
+        return Conversation(
+            messages=messages,
+            responses=responses,
+            turns=turns,
             tool_calls=spy.records,
-            output=responses[-1].content if responses else "",
-            last_request=request,
-            transcript=turns,
+            usage=usage,
+            tools=ctx,
+            # A model-free case's answer is its first call's result.
+            answer=_direct_answer(direct, spy.records),
+            started=started,
+            deadline=deadline,
+            limit_s=limit.seconds,
+            error=error,
+            server_crashed=crashed,
+            last_request=request if error is not None else None,
         )
 
     def ask(turn: int, tool_choice: str, *, final: bool = False) -> CompletionResponse:
@@ -276,30 +313,56 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
         # scored on what it has, as when max_turns runs out. On the first request the suite's
         # prompt itself does not fit: that is not the model's doing, so `error`.
         if not responses:
-            return ended_in_error(str(exc))
+            return ended(str(exc))
     except ServerCrashedError as exc:
-        return ended_in_error(str(exc), crashed=True)
+        return ended(str(exc), crashed=True)
     except EvalctlError as exc:
-        return ended_in_error(str(exc))
+        return ended(str(exc))
+    return ended()
 
-    # The calls the application made itself ([[suite.spy]], a target's reply) are the case's
-    # tool calls too.
-    spy.records.extend(logged_records(max(1, len(responses))))
+
+def score_attempt(
+    setup: CaseSetup, provider: Provider, conversation: Conversation
+) -> AttemptOutcome:
+    """The attempt's outcome from its conversation: the case's checks and their verdict; a
+    conversation that ended in an error is not scored, and the attempt is that error."""
+    case, table = setup.case, setup.suite.table
+    responses, usage = conversation.responses, conversation.usage
+    if conversation.error is not None:
+        return AttemptOutcome(
+            attempt=Attempt(
+                status="error",
+                latency_ms=conversation.elapsed_ms(),
+                turns=len(responses),
+                usage=usage,
+                stop_reasons=[r.stop_reason for r in responses],
+                error=redact(conversation.error),
+                server_crashed=conversation.server_crashed,
+            ),
+            tool_calls=conversation.tool_calls,
+            output=responses[-1].content if responses else "",
+            last_request=conversation.last_request,
+            transcript=conversation.turns,
+        )
     scoring = scoring_context(
         case,
         table,
-        # A model-free case's answer is its first call's result.
-        Transcript(messages, responses, spy.records, answer=_direct_answer(direct, spy.records)),
+        Transcript(
+            conversation.messages,
+            responses,
+            conversation.tool_calls,
+            answer=conversation.answer,
+        ),
         judge=setup.judge,
         resources=setup.resources,
-        tools=ctx,
-        latency_ms=elapsed_ms(),
+        tools=conversation.tools,
+        latency_ms=conversation.elapsed_ms(),
         usage=usage,
         cost_usd=estimate_run_cost(provider.name, provider.model, usage, setup.settings),
         embedder=setup.embedder,
     )
     # A plugin's check runs under the case's deadline: one that blocks cannot hang the run.
-    bounds = _check_bounds(setup.suite.table.kind, deadline, limit.seconds)
+    bounds = _check_bounds(table.kind, conversation.deadline, conversation.limit_s)
     checks = score_case(scoring, setup.kind.checks, get_check, bounds)
     # A check in `error` leaves the attempt unscored, with the checks kept to show why.
     verdict = attempt_verdict(checks, case.threshold)
@@ -307,18 +370,18 @@ def run_attempt(setup: CaseSetup, provider: Provider, retry: RetryPolicy) -> Att
     return AttemptOutcome(
         attempt=Attempt(
             status=status,
-            latency_ms=elapsed_ms(),
+            latency_ms=conversation.elapsed_ms(),
             turns=len(responses),
             usage=usage,
             stop_reasons=[r.stop_reason for r in responses],
             error=redact(error) if error else None,
         ),
         checks=checks,
-        tool_calls=spy.records,
+        tool_calls=conversation.tool_calls,
         output=scoring.transcript.final_text,
-        first_try=status == "pass" and not any(r.is_error for r in spy.records),
+        first_try=status == "pass" and not any(r.is_error for r in conversation.tool_calls),
         tokens_per_s=_tokens_per_s(responses),
-        transcript=turns,
+        transcript=conversation.turns,
     )
 
 

@@ -47,9 +47,7 @@ from evalctl.results.models import (
     ConfirmSettings,
     ProviderInfo,
     RunResult,
-    RunSettings,
     SampleSettings,
-    Shard,
     prompt_ref,
 )
 from evalctl.results.platform import platform_of
@@ -63,6 +61,7 @@ from evalctl.runner.confirm import ConfirmPlan, confirm_drops
 from evalctl.runner.embedding import run_embedder
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
+from evalctl.runner.recorded import run_settings
 from evalctl.runner.restart import RestartPerCase
 from evalctl.runner.rundir import prepare_out_dir, run_dir_lock
 from evalctl.runner.sampling import (
@@ -475,13 +474,12 @@ def _header(
         provider=ProviderInfo(
             name=provider.name, model=provider.model, model_sha256=provider.model_sha256
         ),
-        settings=RunSettings(
-            repeats=request.repeats,
-            timeout_s=request.timeout_s or settings.case_timeout_s,
+        settings=run_settings(
+            request,
+            default_timeout_s=settings.case_timeout_s,
+            shard_selection=selection,
             suites=[s.name for s in suites],
             suite_versions={s.name: s.table.version for s in suites},
-            temperature=request.temperature,
-            seed=request.seed,
             sampling={
                 s.name: sent_sampling(answering[s.name], _fresh_seed(request, s)) for s in suites
             },
@@ -489,21 +487,7 @@ def _header(
             sampled=_sampled(request, answering, suites),
             gates={s.name: g for s in suites if (g := s.table.metric_gate) is not None},
             gate_rules={s.name: r for s in suites if (r := s.table.gate_rule) is not None},
-            # Lets compare/baseline tell "not selected" from "disappeared" (baselines.scope).
             suite_filter=suite_filter,
-            case_glob=request.case_glob,
-            feature_filter=list(request.features),
-            meta_filter=dict(request.meta),
-            limit=request.limit,
-            shard=(
-                Shard(index=request.shard[0], count=request.shard[1], selection=selection)
-                if request.shard
-                else None
-            ),
-            restart_per_case=request.restart_per_case,
-            cooldown_s=request.cooldown_s if request.restart_per_case else 0.0,
-            prompt_template=request.prompt_template,
-            seed_base=request.seed_base,
         ),
         environment=environment.capture(),
     )

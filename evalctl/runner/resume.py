@@ -31,32 +31,11 @@ from evalctl.results.models import CaseResult, RunResult
 from evalctl.runner.api import RunRequest
 from evalctl.runner.confirm import ConfirmPlan
 from evalctl.runner.journal import Journal
+from evalctl.runner.recorded import Selection, absolute, request_of, selection_of
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
 MANIFEST_VERSION: Final = 1
-
-
-class Selection(BaseModel):
-    """The request fields that decide which cases run and how they are scored."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str
-    model: str | None = None
-    script: str | None = None
-    paths: list[str] | None = None
-    suites: list[str] = []
-    case_glob: str | None = None
-    features: list[str] = []
-    meta: dict[str, str] = {}
-    limit: int | None = None
-    repeats: int = 1
-    timeout_s: float | None = None
-    crash_retries: int = 1
-    shard: tuple[int, int] | None = None
-    # A matrix cell's prompt variant (evalctl.runner.prompt_variant): a resumed cell keeps it.
-    prompt_template: str | None = None
 
 
 class Manifest(BaseModel):
@@ -100,30 +79,6 @@ class Overrides:
 class ResumeState:
     header: RunResult
     finished: dict[str, CaseResult] = field(default_factory=dict)
-
-
-def _abs(path: Path) -> str:
-    # Absolute, so a resume from another working directory still finds the same files.
-    return str(path.expanduser().resolve())
-
-
-def selection_of(request: RunRequest, provider_name: str) -> Selection:
-    return Selection(
-        provider=provider_name,
-        model=request.model,
-        script=_abs(request.script) if request.script else None,
-        paths=[_abs(p) for p in request.paths] if request.paths else None,
-        suites=list(request.suites),
-        case_glob=request.case_glob,
-        features=list(request.features),
-        meta=dict(request.meta),
-        limit=request.limit,
-        repeats=request.repeats,
-        timeout_s=request.timeout_s,
-        crash_retries=request.crash_retries,
-        shard=request.shard,
-        prompt_template=request.prompt_template,
-    )
 
 
 def start_fresh(out_dir: Path, request: RunRequest, provider_name: str, header: RunResult) -> None:
@@ -204,8 +159,8 @@ def resume_point(run_dir: Path, given: Overrides) -> Manifest:
     asked: dict[str, tuple[Any, Any]] = {
         "--provider": (given.provider, original.provider),
         "--model": (given.model, original.model),
-        "--script": (_abs(given.script) if given.script else None, original.script),
-        "--cases": ([_abs(p) for p in given.paths] if given.paths else None, original.paths),
+        "--script": (absolute(given.script) if given.script else None, original.script),
+        "--cases": ([absolute(p) for p in given.paths] if given.paths else None, original.paths),
         "--suite": (sorted(given.suites) if given.suites else None, sorted(original.suites)),
         "--case": (given.case_glob, original.case_glob),
         "--feature": (
@@ -258,39 +213,16 @@ def resumed_request(
     """The complete request that continues the run in `run_dir` (`manifest`, from
     `resume_point`): its selection and sampling as it started, and the procedure it started
     with unless `given` names one."""
-    original = manifest.selection
-    started = manifest.header.settings
-    restart_per_case, cooldown = given.restart_per_case, given.cooldown_s
-    if not restart_per_case:
-        restart_per_case = started.restart_per_case
-        cooldown = started.cooldown_s if cooldown is None else cooldown
-    return RunRequest(
-        provider=original.provider,
-        model=original.model,
-        script=Path(original.script) if original.script else None,
-        paths=[Path(p) for p in original.paths] if original.paths else None,
-        suites=list(original.suites),
-        case_glob=original.case_glob,
-        features=list(original.features),
-        meta=dict(original.meta),
-        limit=original.limit,
-        out_dir=run_dir,
-        repeats=original.repeats,
-        sampled=bool(started.sampled),
+    return request_of(
+        manifest.selection,
+        manifest.header.settings,
+        run_dir,
+        restart_per_case=given.restart_per_case,
+        cooldown_s=given.cooldown_s,
         concurrency=concurrency,
-        timeout_s=original.timeout_s,
-        crash_retries=original.crash_retries,
         show_progress=show_progress,
-        shard=original.shard,
-        resume=True,
-        restart_per_case=restart_per_case,
-        cooldown_s=(cooldown or 0.0) if restart_per_case else 0.0,
         judge_cache=judge_cache,
-        temperature=started.temperature,
-        seed=started.seed,
         tools_exec=tools_exec,
-        prompt_template=original.prompt_template,
-        seed_base=started.seed_base,
         confirm=confirm,
     )
 

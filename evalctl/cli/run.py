@@ -279,6 +279,17 @@ def run(
         return run_matrix(request, plan[0], as_json)
     if request.provider == "all":
         return _run_all_providers(request, as_json, exclusive=exclusive)
+    return _run_one(request, shard_spec, junit, markdown, as_json)
+
+
+def _run_one(
+    request: RunRequest,
+    shard_spec: tuple[int, int] | None,
+    junit: Path | None,
+    markdown: Path | None,
+    as_json: bool,
+) -> Outcome | None:
+    """One provider's run of `request`, its renderings, and what the command prints."""
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 

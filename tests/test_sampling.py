@@ -22,6 +22,7 @@ from evalctl.errors import BadInputError
 from evalctl.fakes.llm_server import FakeLLMServer, Step
 from evalctl.results.io import read_run
 from evalctl.results.models import RunSettings
+from evalctl.results.versions import upgrade
 from evalctl.retry import RetryPolicy
 from evalctl.runner.api import RunOutcome, RunRequest
 from evalctl.runner.execute import execute_run
@@ -165,7 +166,9 @@ def test_flags_win_and_are_recorded(sampled_suite: Path, tmp_path: Path) -> None
 def test_results_written_before_sampling_still_read() -> None:
     # What every earlier file holds: never-set fields, greedy with seed 0.
     legacy = {"temperature": 0.0, "seed": 0, "max_tokens": None, "timeout_s": 120.0}
-    settings = RunSettings.model_validate(legacy)
+    # Read as a file of that time is read: upgraded once (evalctl.results.versions).
+    document = {"schema_version": 2, "kind": "run", "settings": legacy, "cases": []}
+    settings = RunSettings.model_validate(upgrade("run", document)["settings"])
     assert settings.max_tokens == {} and settings.sampling == {}
     assert (settings.temperature, settings.seed) == (0.0, 0)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evalctl import userfiles
 from evalctl.cases.loader import load_all, select
@@ -24,9 +24,23 @@ from evalctl.errors import BadInputError
 from evalctl.plugin_loader import configure as configure_plugins
 from evalctl.runner.script_values import case_values
 
-if TYPE_CHECKING:
-    # The run's request imports the runner's modules, this one among them.
-    from evalctl.runner.api import RunRequest
+
+class CaseSelection(Protocol):
+    """What of a run's request selects its cases (`RunRequest` has it): described here, not
+    imported, because the request's module imports the runner's, this one among them."""
+
+    @property
+    def paths(self) -> list[Path] | None: ...
+    @property
+    def suites(self) -> list[str]: ...
+    @property
+    def case_glob(self) -> str | None: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def features(self) -> list[str]: ...
+    @property
+    def meta(self) -> dict[str, str]: ...
 
 
 def template_problem(template: str) -> str | None:
@@ -108,7 +122,11 @@ def variant_templates(
 
 
 def check_variants(
-    variants: Mapping[str, str], request: RunRequest, settings: Settings, *, file: str | None
+    variants: Mapping[str, str],
+    request: CaseSelection,
+    settings: Settings,
+    *,
+    file: str | None,
 ) -> None:
     """Refuse, before any cell runs, a variant naming a value some selected case lacks
     (exit 2 naming `matrix.prompts.<name>`, the case and the value): the cases are loaded

@@ -128,9 +128,6 @@ def crash_test(
 
     Exit 0 every kill recovered, 1 a recovery failed, 3 the daemon never worked.
     """
-    from evalctl.providers.local import LocalProvider
-    from evalctl.providers.options import ProviderOptions
-    from evalctl.providers.registry import create
     from evalctl.reports.crash_page import crash_page
     from evalctl.results.io import write_text_atomic
     from evalctl.stability.crash import CrashPlan, new_crash_id, run_crash_test, write_crash
@@ -138,17 +135,7 @@ def crash_test(
     plan = CrashPlan(kills=kills, mid_generation=mid_generation, timeout_s=timeout)
     plan.check()
     settings = options.settings_from_env()
-    provider = create(
-        "local",
-        ProviderOptions(
-            settings=settings,
-            env=options.environ(),
-            model=model,
-            # One request at a time: the daemon's stability is measured sequentially.
-            concurrency=1,
-        ),
-    )
-    assert isinstance(provider, LocalProvider)
+    provider = options.stability_provider(settings, model)
     crash_id = new_crash_id()
     out_dir = out or settings.results_dir / crash_id
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,6 +18,9 @@ from evalctl.errors import BadInputError
 from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
 from evalctl.runner.confirm import ConfirmPlan
+
+if TYPE_CHECKING:
+    from evalctl.providers.local import LocalProvider
 
 # The names come from the provider registry, so a new built-in provider shows up here by
 # itself; plugins' providers are not (help loads no plugin), so the text points at the list.
@@ -199,3 +203,17 @@ def build_request(
 
 def environ() -> dict[str, str]:
     return dict(os.environ)
+
+
+def stability_provider(settings: Settings, model: str | None) -> LocalProvider:
+    """The local provider `soak` and `crash-test` drive: one request at a time, since the
+    daemon's stability is measured sequentially."""
+    from evalctl.providers.local import LocalProvider
+    from evalctl.providers.options import ProviderOptions
+    from evalctl.providers.registry import create
+
+    provider = create(
+        "local", ProviderOptions(settings=settings, env=environ(), model=model, concurrency=1)
+    )
+    assert isinstance(provider, LocalProvider)
+    return provider

@@ -154,9 +154,6 @@ def soak(
     Exit 0 no leak, 1 leak, 3 the daemon died or could not start, 130 interrupted.
     """
     from evalctl.cases.loader import load_suites
-    from evalctl.providers.local import LocalProvider
-    from evalctl.providers.options import ProviderOptions
-    from evalctl.providers.registry import create
     from evalctl.reports.soak_page import memory_chart_svg, soak_page
     from evalctl.results.io import write_text_atomic
     from evalctl.stability.requests import first_turn_calls
@@ -182,17 +179,7 @@ def soak(
         threshold_pct=threshold,
     )
     plan.check()
-    provider = create(
-        "local",
-        ProviderOptions(
-            settings=settings,
-            env=options.environ(),
-            model=model,
-            # One request at a time: the daemon's stability is measured sequentially.
-            concurrency=1,
-        ),
-    )
-    assert isinstance(provider, LocalProvider)
+    provider = options.stability_provider(settings, model)
     soak_id = new_soak_id()
     out_dir = out or settings.results_dir / soak_id
     try:

@@ -30,33 +30,43 @@ expected = { answer = "unused" }
 
 
 class KillDuringGeneration(ProviderWrapper[LocalProvider]):
-    """Forwards to a real LocalProvider; SIGKILLs its daemon while the victim is generating.
+    """Forwards to a real LocalProvider; SIGKILLs its daemon while every victim is generating.
 
-    The victim's request is swapped for one that cannot end before its token limit, and the
-    kill waits until the daemon reports it in flight: no bet on how fast this machine is."""
+    Each victim's first request is swapped for one that cannot end before its token limit;
+    once the last victim is inside, the kill waits until the daemon reports as many requests
+    in flight as there are victims (with as many workers as victims, those are theirs): no bet
+    on how fast this machine is. A victim's retry is forwarded as it is."""
 
-    def __init__(self, inner: LocalProvider, victim: str, kills: int):
+    def __init__(self, inner: LocalProvider, victims: set[str]):
         super().__init__(inner)
-        self.victim = victim
-        self.kills_left = kills
+        self.victims = victims
+        self.entered: set[str] = set()
+        self.guard = threading.Lock()
         self.killed_pids: list[int] = []
 
     def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
-        if request.tag == self.victim and self.kills_left > 0:
-            self.kills_left -= 1
+        with self.guard:
+            first_time = request.tag in self.victims and request.tag not in self.entered
+            if first_time:
+                self.entered.add(request.tag)
+            last_in = first_time and self.entered == self.victims
+        if not first_time:
+            return self.inner.complete(request, timeout=timeout)
+        killer = None
+        if last_in:
             pid = self.inner.ensure_running().pid
             assert pid is not None
             killer = threading.Thread(target=self._kill_when_in_flight, args=(pid,))
             killer.start()
-            try:
-                return self.inner.complete(unending_request(tag=request.tag), timeout=timeout)
-            finally:
+        try:
+            return self.inner.complete(unending_request(tag=request.tag), timeout=timeout)
+        finally:
+            if killer is not None:
                 killer.join()
-        return self.inner.complete(request, timeout=timeout)
 
     def _kill_when_in_flight(self, pid: int) -> None:
-        # Cases run one at a time here, so the request in flight is the victim's.
-        wait_until(lambda: self.inner.status().in_flight >= 1, SLOW, "the victim in flight")
+        count = len(self.victims)
+        wait_until(lambda: self.inner.status().in_flight >= count, SLOW, "the victims in flight")
         os.kill(pid, signal.SIGKILL)
         self.killed_pids.append(pid)
 
@@ -80,7 +90,7 @@ def story_suite(echo_suite: Path) -> Path:
 def test_sigkill_mid_generation_marks_only_that_case(
     local: LocalProvider, story_suite: Path, tmp_path: Path, crash_retries: int
 ) -> None:
-    provider = KillDuringGeneration(local, VICTIM, kills=1)
+    provider = KillDuringGeneration(local, {VICTIM})
     request = RunRequest(
         paths=[story_suite],
         out_dir=tmp_path / "out",
@@ -117,45 +127,6 @@ def test_sigkill_mid_generation_marks_only_that_case(
 SECOND_STORY_CASE = STORY_CASE.replace('id = "story"', 'id = "saga"')
 
 
-class KillWithBothInFlight(ProviderWrapper[LocalProvider]):
-    """Two victims at once on a two-slot daemon: each victim's request is swapped for one
-    that cannot end before its token limit, and the daemon is SIGKILLed once both are inside
-    this wrapper and the daemon reports two requests in flight (with -j 2 those two are the
-    victims)."""
-
-    def __init__(self, inner: LocalProvider, victims: set[str]):
-        super().__init__(inner)
-        self.victims = victims
-        self.entered: set[str] = set()
-        self.guard = threading.Lock()
-        self.killed_pids: list[int] = []
-
-    def complete(self, request: CompletionRequest, *, timeout: float) -> CompletionResponse:
-        with self.guard:
-            first_time = request.tag in self.victims and request.tag not in self.entered
-            if first_time:
-                self.entered.add(request.tag)
-                kill = len(self.entered) == len(self.victims)
-        if not first_time:
-            return self.inner.complete(request, timeout=timeout)
-        killer = None
-        if kill:
-            pid = self.inner.ensure_running().pid
-            assert pid is not None
-            killer = threading.Thread(target=self._kill_when_both_in_flight, args=(pid,))
-            killer.start()
-        try:
-            return self.inner.complete(unending_request(tag=request.tag), timeout=timeout)
-        finally:
-            if killer is not None:
-                killer.join()
-
-    def _kill_when_both_in_flight(self, pid: int) -> None:
-        wait_until(lambda: self.inner.status().in_flight >= 2, SLOW, "both victims in flight")
-        os.kill(pid, signal.SIGKILL)
-        self.killed_pids.append(pid)
-
-
 @pytest.mark.model
 def test_a_crash_with_two_cases_in_flight_marks_both_and_retries_both(
     story_suite: Path, tmp_path: Path
@@ -165,7 +136,7 @@ def test_a_crash_with_two_cases_in_flight_marks_both_and_retries_both(
     try:
         # With -j 2 the two workers end in the two victims, which cannot end on their own:
         # the two requests in flight at the kill are theirs.
-        provider = KillWithBothInFlight(local, {VICTIM, "echo/saga"})
+        provider = KillDuringGeneration(local, {VICTIM, "echo/saga"})
         request = RunRequest(
             paths=[story_suite],
             out_dir=tmp_path / "out",

@@ -188,21 +188,28 @@ def test_evalctl_toml_lets_paths_out_only_where_tools_may_run_code(
     assert run_cli(capsys, "cases", "list", str(suite)).code == 2
 
 
-def test_the_project_is_the_evalctl_toml_directory_else_the_git_root_else_the_suite_directory(
+def test_the_project_is_the_git_root_else_the_evalctl_toml_directory_else_the_suite_directory(
     tmp_path: Path,
 ) -> None:
+    """Issue 38 turned the order round (it was evalctl.toml's directory first): a monorepo's
+    evals/evalctl.toml may name files elsewhere in its repository."""
     plain = tmp_path / "plain" / "cases"
     plain.mkdir(parents=True)
     assert userpaths.project_root(plain) == plain.resolve()
+    (tmp_path / "plain" / "evalctl.toml").write_text("")
+    assert userpaths.project_root(plain) == (tmp_path / "plain").resolve()
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "a" / "b").mkdir(parents=True)
     assert userpaths.project_root(repo / "a" / "b") == repo.resolve()
     (repo / "a" / "evalctl.toml").write_text("")
-    assert userpaths.project_root(repo / "a" / "b") == (repo / "a").resolve()
-    # Inside the git root but above the evalctl.toml: outside that project.
+    assert userpaths.project_root(repo / "a" / "b") == repo.resolve()
+    (repo / "x.json").write_text("{}")
+    found = userpaths.inside_project("../../x.json", repo / "a" / "b", file="s.toml", field="f")
+    assert found.resolve() == (repo / "x.json").resolve()
+    # Above the repository: outside it.
     with pytest.raises(BadInputError) as info:
-        userpaths.inside_project("../../x.json", repo / "a" / "b", file="s.toml", field="f")
+        userpaths.inside_project("../../../x.json", repo / "a" / "b", file="s.toml", field="f")
     assert info.value.field == "f" and info.value.file == "s.toml"
 
 

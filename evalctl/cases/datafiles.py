@@ -126,7 +126,15 @@ def _fill_prompt(
     if not isinstance(name, str) or not name.strip():
         case.problems.append((where, "must be a file's path, relative to the suite file"))
         return
-    path = suite_dir / name
+    try:
+        # The path rule (evalctl.userpaths), on the name as the row filled it in: a row
+        # cannot build a path out of the project.
+        path = userpaths.inside_project(
+            name, suite_dir, file=suite_dir, field=".".join(str(part) for part in where)
+        )
+    except BadInputError as exc:
+        case.problems.append((where, exc.detail))
+        return
     if path not in texts:
         try:
             # The line break an editor ends the file with is not part of the prompt.

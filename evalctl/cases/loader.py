@@ -10,7 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalctl import userfiles
+from evalctl import userfiles, userpaths
 from evalctl.cases.datafiles import RawCase, expand_cases
 from evalctl.cases.requirements import condition_problem, is_condition, known_requirements
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
@@ -459,22 +459,48 @@ def _check_names(
             )
 
 
+def suites_below(directory: Path) -> list[Path]:
+    """The suites in the subdirectories of `directory` (one holding no `*.toml` itself, such
+    as examples/): each `*.toml` with a [suite] table, so the reply scripts, data files and
+    evalctl.toml kept beside suites are left aside; hidden directories are not searched. A
+    file that does not parse is taken, for the loader to say what is wrong with it."""
+    found = []
+    for path in sorted(directory.rglob("*.toml")):
+        relative = path.relative_to(directory).parts
+        if any(part.startswith(".") or part == "__pycache__" for part in relative[:-1]):
+            continue
+        try:
+            # Refused before it is read: a symlink out (evalctl.userpaths).
+            raw = userfiles.read_toml(
+                userpaths.suite_file_inside(path, directory), what="suite file"
+            )
+        except BadInputError:
+            found.append(path)
+            continue
+        if "suite" in raw:
+            found.append(path)
+    return found
+
+
 def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
     """Expand files and directories into suite files; default is every TOML in `cases_dir`."""
     targets = paths or [cases_dir]
     files: list[Path] = []
     for target in targets:
         if target.is_dir():
-            found = sorted(target.glob("*.toml"))
+            found = sorted(target.glob("*.toml")) or suites_below(target)
             if not found:
                 # "ok 0 cases" would let a mistyped path pass CI without running anything.
                 raise BadInputError(
-                    "no suite files (*.toml) in this directory; its subdirectories are not read",
+                    "no suite files (*.toml) in this directory, and no suites in its "
+                    "subdirectories",
                     file=str(target),
                 )
-            files.extend(found)
+            # The path rule (evalctl.userpaths): a suite that is a symlink out of the folder's
+            # project is refused, not skipped: skipping would hide it.
+            files.extend(userpaths.suite_file_inside(path, target) for path in found)
         elif target.is_file():
-            files.append(target)
+            files.append(userpaths.suite_file_inside(target, target.parent))
         else:
             raise BadInputError("no such file or directory", file=str(target))
     return files

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalctl import userfiles
+from evalctl import userfiles, userpaths
 from evalctl.cases.loader import load_all, select
 from evalctl.cases.schema import Case, Suite
 from evalctl.cases.select import CaseFilter
@@ -110,7 +110,10 @@ def variant_templates(
         if isinstance(given, str):
             out[name] = given
             continue
-        path = base / given.file
+        # The path rule (evalctl.userpaths): evalctl.toml may come from a pull request too.
+        path = userpaths.inside_project(
+            given.file, base, file=file or base, field=f"{field}.{name}.file"
+        )
         try:
             text = userfiles.read_text(path, what="prompt file")
         except BadInputError as exc:

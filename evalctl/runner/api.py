@@ -7,6 +7,7 @@ from pathlib import Path
 
 from evalctl.results.models import RunResult, samples_per_case
 from evalctl.runner.confirm import ConfirmPlan
+from evalctl.runner.events import RunListener
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class RunRequest:
     seed_base: int = 0
     # `--baseline B` with `--confirm`: re-sample the cases that dropped below B (runner.confirm).
     confirm: ConfirmPlan | None = None
+    # Who observes the run's events (evalctl.runner.events): the run store, given by the
+    # CLI. A matrix cell's request keeps its matrix's, so each cell's run is seen.
+    listeners: tuple[RunListener, ...] = ()
 
     @property
     def samples_per_case(self) -> int:

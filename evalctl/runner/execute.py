@@ -59,6 +59,7 @@ from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import confirmation_attempts, run_case, skipped_case
 from evalctl.runner.confirm import ConfirmPlan, confirm_drops
 from evalctl.runner.embedding import run_embedder
+from evalctl.runner.events import RunEvents
 from evalctl.runner.journal import Journal
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.recorded import run_settings
@@ -329,6 +330,8 @@ def _execute(
             request, settings, suites, suite_filter, provider, run_id, selection, targets
         )
         resume.start_fresh(out_dir, request, provider.name, result)
+    events = RunEvents(request.listeners)
+    events.run_started(result, out_dir)
     skip_reasons = {
         s.name: unmet_requirement(
             s, targets.provider_for(s.name, provider), settings, opened.get(s.name)
@@ -376,6 +379,7 @@ def _execute(
         def record(case_result: CaseResult) -> None:
             finished[case_result.key] = case_result
             journal.append(case_result)
+            events.case_finished(case_result)
             progress.advance(case_result)
 
         try:
@@ -385,7 +389,7 @@ def _execute(
 
     if request.confirm is not None and not interrupted:
         result.settings.confirm, interrupted = _confirm(
-            request.confirm, request, setups, finished, targets, provider, retry, journal
+            request.confirm, request, setups, finished, targets, provider, retry, journal, events
         )
     # Keep file order, whatever order concurrent workers finished in.
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
@@ -400,6 +404,7 @@ def _execute(
         result.cases, provider.name, model=provider.model, prices=settings.prices
     )
     results_path = write_run(result, out_dir)
+    events.run_finished(result, results_path)
     if interrupted:
         raise InterruptedRunError(
             f"interrupted: kept {len(result.cases)} of {len(setups)} cases in {results_path}",
@@ -432,6 +437,7 @@ def _confirm(
     provider: Provider,
     retry: RetryPolicy,
     journal: Journal,
+    events: RunEvents,
 ) -> tuple[ConfirmSettings | None, bool]:
     """The confirmation step of `run --baseline` (runner.confirm): what it did, and whether
     it was interrupted (the samples taken until then are kept, the record is not)."""
@@ -446,6 +452,7 @@ def _confirm(
         case.attempts.extend(o.attempt for o in outcomes)
         case.confirmation_check_counts = counts
         journal.append(case)
+        events.confirmation(case)
 
     with _sigterm_as_interrupt():
         try:

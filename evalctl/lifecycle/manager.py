@@ -29,8 +29,9 @@ from pydantic import BaseModel
 from evalctl import flock
 from evalctl.config import Settings
 from evalctl.errors import ProviderError
-from evalctl.lifecycle import procs
+from evalctl.lifecycle import native, procs
 from evalctl.lifecycle.client import DaemonClient
+from evalctl.lifecycle.native import signal_name
 from evalctl.lifecycle.paths import DaemonPaths, daemon_paths
 from evalctl.server.options import (
     DEFAULT_GRACE_S,
@@ -310,15 +311,12 @@ class DaemonManager:
         """A daemon killed by a signal while starting: a native crash (SIGSEGV, SIGABRT,
         SIGILL) in llama.cpp or gRPC, or a kill from outside; named, with its logs."""
         name = signal_name(signum)
-        native = signum in (signal.SIGSEGV, signal.SIGABRT, signal.SIGILL, signal.SIGBUS)
-        what = "crashed (a native crash in llama.cpp or gRPC)" if native else "was killed"
+        in_native_code = signum in (signal.SIGSEGV, signal.SIGABRT, signal.SIGILL, signal.SIGBUS)
+        what = "crashed (a native crash in llama.cpp or gRPC)" if in_native_code else "was killed"
         return DaemonStartError(
             f"the inference daemon {what} with {name} while starting; its logs: "
             f"{self.paths.stderr} and {self.paths.log}\n" + self._log_tail(offsets),
-            hint="SIGILL usually means llama-cpp-python was built for another CPU: "
-            "reinstall it on this machine"
-            if signum == signal.SIGILL
-            else None,
+            hint=native.crash_hint(signum),
         )
 
     def _ready_reply(self, client: DaemonClient) -> Any:
@@ -458,14 +456,6 @@ class DaemonManager:
             if lines:
                 parts.append(f"--- {path.name} ---\n" + "\n".join(lines))
         return "\n".join(parts) or "(the daemon wrote nothing to its logs)"
-
-
-def signal_name(signum: int) -> str:
-    """SIGSEGV for 11; "signal 99" for a number Python does not name."""
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 def _size(path: Path) -> int:

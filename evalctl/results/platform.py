@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalctl.server import hardware
+
 
 class Platform(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -42,21 +44,7 @@ def parse_system_info(text: str) -> tuple[list[str], list[str]]:
     """(backends, CPU features) from `llama_print_system_info()`, which reads like
     `CUDA : ARCHS = 900 | USE_GRAPHS = 1 | CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | ...`:
     a backend opens with `NAME : `, and a CPU feature is a `KEY = 1` of the CPU backend."""
-    backends: list[str] = []
-    features: list[str] = []
-    current = ""
-    for raw in text.split("|"):
-        item = raw.strip()
-        if not item:
-            continue
-        if " : " in item:
-            current, item = (part.strip() for part in item.split(" : ", 1))
-            if current and current not in backends:
-                backends.append(current)
-        key, sep, value = (part.strip() for part in item.partition("="))
-        if sep and current.upper() == "CPU" and value == "1":
-            features.append(key)
-    return backends, features
+    return hardware.backends(text), hardware.cpu_features(text)
 
 
 # Compared field by field; `system_info` only where its parsed parts agree (it would say

@@ -31,6 +31,22 @@ def backends(info: str) -> list[str]:
     return names
 
 
+def cpu_features(info: str) -> list[str]:
+    """The CPU features a `system_info()` text says this build uses: the `KEY = 1` entries of
+    its CPU backend (`CPU : SSE3 = 1 | AVX2 = 1 | ...`), in its order."""
+    features: list[str] = []
+    current = ""
+    for raw in info.split("|"):
+        item = raw.strip()
+        name, sep, rest = item.partition(" : ")
+        if sep:
+            current, item = name.strip(), rest.strip()
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if eq and current.upper() == "CPU" and value == "1":
+            features.append(key)
+    return features
+
+
 def gpu_offload_supported() -> bool:
     import llama_cpp
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from evalctl.cases.loader import load_suite
-from evalctl.errors import BadInputError, ExitCode
+from evalctl.errors import BadInputError, ExitCode, ProviderError
 from evalctl.providers.targets.python_target import keyword_arguments
+from tests.cli_helpers import run_cli
 from tests.target_helpers import run_suite, unique, write
 
 APP = """
@@ -133,8 +134,82 @@ def test_keyword_arguments_reads_the_signature() -> None:
     sampling = {"temperature": 0.2, "top_p": 0.9, "seed": 3}
     fields = {"prompt": None, "messages": None, "question": "q"}
     assert keyword_arguments(f, fields, sampling) == {"question": "q", "seed": 3}
-    # An input field of the same name wins over the sampling setting.
-    assert keyword_arguments(f, {"question": "q", "seed": 9}, sampling) == {
+    # An input field of the same name never replaces the sampling setting: it is refused
+    # (the loader refuses it first; this is the run's own guard).
+    with pytest.raises(ProviderError) as info:
+        keyword_arguments(f, {"question": "q", "seed": 9}, sampling)
+    assert "'seed'" in info.value.message
+    # A field the kind's input model left None is not the case's: the sampling fills it.
+    assert keyword_arguments(f, {"question": "q", "seed": None}, sampling) == {
         "question": "q",
-        "seed": 9,
+        "seed": 3,
     }
+
+
+APP_RECORDING = """
+import json
+
+CALLS = []
+
+def answer(question, seed=None):
+    CALLS.append({"question": question, "seed": seed})
+    return json.dumps({"question": question, "seed": seed})
+"""
+
+
+@pytest.mark.parametrize("field", ["seed", "temperature", "top_p"])
+def test_validate_refuses_an_input_field_named_like_a_sampling_keyword(
+    tmp_path: Path, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Importing the module would leave a mark: validate must refuse without importing it.
+    name = unique("kwboom")
+    marker = tmp_path / "imported"
+    write(
+        tmp_path / f"{name}.py",
+        f"open({str(marker)!r}, 'w').close()\n\n\ndef answer(question, seed=None):\n"
+        "    return question\n",
+    )
+    suite = _suite(tmp_path, f"{name}:answer", f'{{ question = "q", {field} = 1 }}')
+    done = run_cli(capsys, "cases", "validate", str(suite))
+    assert done.code == ExitCode.BAD_INPUT, done.out + done.err
+    assert f"case.input.{field}" in done.err and "one" in done.err
+    assert "Traceback" not in done.err
+    assert not marker.exists()
+    with pytest.raises(BadInputError) as info:
+        load_suite(suite)
+    assert (info.value.case_id, info.value.field) == ("one", f"case.input.{field}")
+
+
+def test_run_refuses_it_before_calling_the_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = unique("kwrec")
+    write(tmp_path / f"{name}.py", APP_RECORDING)
+    suite = _suite(tmp_path, f"{name}:answer", '{ question = "q", seed = 9 }')
+    done = run_cli(capsys, "run", "--cases", str(suite), "--out", str(tmp_path / "out"))
+    assert done.code == ExitCode.BAD_INPUT, done.out + done.err
+    assert "case.input.seed" in done.err
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_results_record_only_the_sampling_the_function_was_passed(tmp_path: Path, app: str) -> None:
+    import importlib
+
+    # `answer(question)` declares no sampling: none was passed, so none is recorded.
+    suite = _suite(tmp_path, f"{app}:answer", '{ question = "q" }')
+    (case,) = run_suite(suite, tmp_path / "out").cases
+    assert case.sampling is not None
+    assert (case.sampling.temperature, case.sampling.top_p, case.sampling.seed) == (
+        None,
+        None,
+        None,
+    )
+    # `answer(question, seed=None)` declares the seed: it gets the suite's, recorded as such.
+    name = unique("kwrec")
+    write(tmp_path / f"{name}.py", APP_RECORDING)
+    suite = _suite(tmp_path, f"{name}:answer", '{ question = "q" }')
+    (case,) = run_suite(suite, tmp_path / "out2").cases
+    calls = importlib.import_module(name).CALLS
+    assert calls == [{"question": "q", "seed": 5}]
+    assert case.sampling is not None and case.sampling.seed == 5
+    assert case.sampling.temperature is None

@@ -19,6 +19,7 @@ from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
+from evalctl.providers.targets.config import SAMPLING_KEYWORDS
 from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.command import command_problems
@@ -416,7 +417,31 @@ def _build_case(
     # cross-field rule), found at validate time.
     for field, message in kind.case_problems(table, case, suite_dir):
         errors.add(message, case_id=entry.id, field=field)
+    for field in sampling_field_clashes(table, case):
+        errors.add(
+            f"{field.rpartition('.')[2]!r} is a sampling setting evalctl passes to a python "
+            "target with call = \"keywords\" (it comes from the suite's and case's "
+            "temperature, top_p and seed); an input field may not override it: rename the "
+            "field",
+            case_id=entry.id,
+            field=field,
+        )
     return case
+
+
+def sampling_field_clashes(table: SuiteTable, case: Case) -> list[str]:
+    """`case.input.<name>` for each input field of `case` named like a sampling setting, in a
+    suite whose python target takes keywords: read from the suite file alone, the function
+    never imported. The field would replace what the function is sent, while the results
+    record the run's sampling."""
+    if not any(getattr(t, "call", None) == "keywords" for t in table.target):
+        return []
+    fields = case.input.model_dump(mode="json")
+    return [
+        f"case.input.{name}"
+        for name in SAMPLING_KEYWORDS
+        if isinstance(fields, dict) and fields.get(name) is not None
+    ]
 
 
 def _check_unparsed_assertions(

@@ -70,13 +70,14 @@ def render(out: RunOutput) -> None:
             detail = f"{line.repeats}; {detail}" if detail else line.repeats
         colour = STATUS_STYLE.get(line.status, "dim")
         pid = (str(line.daemon_pid or "-"),) if pids else ()
-        # An error's words are text, not Rich markup: "[judge] provider" must stay.
+        # An error's words are text, not Rich markup: "[judge] provider" must stay; and they
+        # are redacted as every file evalctl writes is.
         table.add_row(
             escape(line.key),
             f"[{colour}]{line.status}[/]",
             f"{line.latency_ms:.0f} ms",
             *pid,
-            escape(detail),
+            escape(redact(detail)),
         )
     stdout.print(table)
     s = out.summary

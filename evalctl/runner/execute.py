@@ -15,7 +15,7 @@ from typing import Any
 
 from evalctl import __version__
 from evalctl.cases.loader import SuiteErrors, load_all, refuse_tool_exec, select
-from evalctl.cases.requirements import unmet_requirement
+from evalctl.cases.requirements import ConditionChecks, unmet_requirement
 from evalctl.cases.schema import Case, Suite
 from evalctl.cases.select import CaseFilter
 from evalctl.chat import Sampling
@@ -332,9 +332,10 @@ def _execute(
         resume.start_fresh(out_dir, request, provider.name, result)
     events = RunEvents(request.listeners)
     events.run_started(result, out_dir)
+    conditions = ConditionChecks()  # a condition several suites require is checked once
     skip_reasons = {
         s.name: unmet_requirement(
-            s, targets.provider_for(s.name, provider), settings, opened.get(s.name)
+            s, targets.provider_for(s.name, provider), settings, opened.get(s.name), conditions
         )
         for s in suites
     }

@@ -6,6 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The sampling settings evalctl passes a keyword-called python target (`call = "keywords"`)
+# that declares them: a case's input field of the same name would override what the function
+# is sent while the results record the run's sampling, so the loader refuses such a field.
+SAMPLING_KEYWORDS = ("temperature", "top_p", "seed")
+
 # `module:function`, or `module:Class.method` (a spy's function may be a method).
 FUNCTION_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$"
 # A reply larger than this (4 MB) is refused unless the target raises `max_reply_bytes`: an

@@ -24,7 +24,7 @@ from evalctl.calllog import current, safe_text
 from evalctl.chat import CompletionRequest, CompletionResponse
 from evalctl.errors import BadInputError, ProviderError
 from evalctl.providers.targets import inprocess
-from evalctl.providers.targets.config import PythonTarget
+from evalctl.providers.targets.config import SAMPLING_KEYWORDS, PythonTarget
 from evalctl.providers.targets.importing import ImportProblem, load_object
 from evalctl.providers.targets.inprocess import TargetExit
 from evalctl.providers.targets.reply import (
@@ -34,8 +34,6 @@ from evalctl.providers.targets.reply import (
     to_response,
 )
 
-# The sampling settings a keyword-called function gets when it declares them.
-SAMPLING_KEYWORDS = ("temperature", "top_p", "seed")
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
@@ -59,8 +57,17 @@ def keyword_arguments(
     """What `call = "keywords"` calls `function` with: the case's input fields (a `prompt`
     or `messages` the case does not use left out), plus each sampling setting the function
     declares by name (a `**kwargs` declares none of them). ProviderError when the fields do
-    not fit its signature."""
-    kwargs = {k: v for k, v in fields.items() if v is not None or k not in ("prompt", "messages")}
+    not fit its signature, or when a field is named like a sampling setting (the loader
+    refuses such a case; this holds for a caller that skipped it)."""
+    clash = [name for name in SAMPLING_KEYWORDS if fields.get(name) is not None]
+    if clash:
+        raise ProviderError(
+            f"the case's input field {clash[0]!r} is named like a sampling setting evalctl "
+            'passes to a python target with call = "keywords"; rename it'
+        )
+    # A field left None by the kind's input model is not the case's: the sampling fills it.
+    left_out = ("prompt", "messages", *SAMPLING_KEYWORDS)
+    kwargs = {k: v for k, v in fields.items() if v is not None or k not in left_out}
     try:
         signature: inspect.Signature | None = inspect.signature(function)
     except (TypeError, ValueError):  # no signature to read (some builtins): the fields alone
@@ -68,8 +75,7 @@ def keyword_arguments(
     if signature is None:
         return kwargs
     for name in declared_sampling(function):
-        if name not in kwargs:
-            kwargs[name] = sampling[name]
+        kwargs[name] = sampling[name]
     try:
         signature.bind(**kwargs)
     except TypeError as exc:

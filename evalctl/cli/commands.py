@@ -117,6 +117,12 @@ def _crash_test() -> ModuleType:
     return crash_test
 
 
+def _view() -> ModuleType:
+    from evalctl.cli import view
+
+    return view
+
+
 def _history() -> ModuleType:
     from evalctl.cli import history
 
@@ -185,6 +191,10 @@ COMMANDS: dict[str, CommandEntry] = {
         "The run store: import results folders, list runs, a case's history, flaky cases, "
         "changes and trends.",
         group=True,
+    ),
+    "view": CommandEntry(
+        _view,
+        "Browse the run store: runs, cases, trends, flaky cases and comparisons, in the browser.",
     ),
 }
 

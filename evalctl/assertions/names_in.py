@@ -330,6 +330,7 @@ def sqlite_names(path: str, query: str, *, timeout_s: float | None = None) -> li
         raise BadInputError(f"the query {problem}", file=path, field=_FIELD)
     limit = DEFAULT_QUERY_TIMEOUT_S if timeout_s is None else timeout_s
     stop = _Stop(limit)
+    _stopped_at_exit(stop)
     outcome: list[list[str] | BaseException] = []
     done = threading.Event()
 
@@ -351,12 +352,47 @@ def sqlite_names(path: str, query: str, *, timeout_s: float | None = None) -> li
     except BaseException:
         stop.cancel.set()
         raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(stop)
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
     with _CACHE_LOCK:
         _SQLITE_CACHE[key] = result
     return result
+
+
+# The queries running now: ended when the interpreter shuts down.
+_RUNNING: set[_Stop] = set()
+_RUNNING_LOCK = threading.Lock()
+_hooked = False
+
+
+def _stop_all() -> None:
+    with _RUNNING_LOCK:
+        for stop in _RUNNING:
+            stop.cancel.set()
+
+
+def _stopped_at_exit(stop: _Stop) -> None:
+    """Have `stop` set when the interpreter shuts down. After Ctrl-C in a concurrent run the
+    main thread exits while a case's thread still waits on a query, and concurrent.futures
+    joins that thread at exit: through threading's own exit hook, registered here (after the
+    run's pool registered its own, so it runs first), the query ends instead of running on
+    to its deadline. Where that hook is missing, the deadline still ends it."""
+    global _hooked
+    with _RUNNING_LOCK:
+        _RUNNING.add(stop)
+        if _hooked:
+            return
+        _hooked = True
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        try:
+            register(_stop_all)
+        except RuntimeError:  # already shutting down: nothing more will be joined late
+            pass
 
 
 def _read(path: str, query: str, stop: _Stop) -> list[str]:

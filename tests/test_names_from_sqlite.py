@@ -181,7 +181,7 @@ def test_sigterm_and_ctrl_c_end_a_run_waiting_on_the_query(
         assert seen >= 3, proc.communicate(timeout=5)
         proc.send_signal(signum)
         # The deadline is 600 s: ending well before it means the signal ended the query.
-        out, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -20,6 +20,7 @@ waits where a signal reaches it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -389,10 +390,9 @@ def _stopped_at_exit(stop: _Stop) -> None:
         _hooked = True
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
-        try:
+        # RuntimeError: already shutting down, so nothing more will be joined late.
+        with contextlib.suppress(RuntimeError):
             register(_stop_all)
-        except RuntimeError:  # already shutting down: nothing more will be joined late
-            pass
 
 
 def _read(path: str, query: str, stop: _Stop) -> list[str]:

@@ -6,22 +6,57 @@ run from a subdirectory of the project reads the project's settings. When there 
 same search starts from the suite files named on the command line (`config_for`). The
 directory holding it is the project directory: the `plugins` it names are imported from there
 first (`evalctl.plugin_loader.configure`), and its relative paths (`cases_dir`, ...) start
-there."""
+there.
+
+Trust (docs/security.md, "Which evalctl.toml is trusted"). Only the file found from the
+working directory is trusted (`Settings.trusted`). One discovered from a suite's directory
+came with the suites, perhaps from a pull request: where no code may run (--no-tools-exec,
+EVALCTL_NO_TOOLS_EXEC, and the read-only commands) it gives only `SUITE_LEVEL` settings and
+the rest is ignored (`Settings.ignored`, which the CLI prints); elsewhere its `results_dir`
+and `baselines_dir` must stay inside its project. Either file is refused when another user
+could have written it (`check_safe`), as git refuses a repository it does not own, unless
+EVALCTL_SAFE_DIRECTORIES allows its directory."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from evalctl import secrets, template_budget, userfiles, userpaths
 from evalctl.errors import BadInputError, InfraError
 
 CONFIG_FILE = "evalctl.toml"
+# Directories whose evalctl.toml is read whoever owns it and whoever may write there, as
+# git's safe.directory: separated by os.pathsep; `*` allows every one (docs/security.md).
+SAFE_DIRECTORIES_ENV = "EVALCTL_SAFE_DIRECTORIES"
+# What an evalctl.toml discovered from a suite's directory may still set where no code may
+# run: settings that import nothing, open no file, send nothing anywhere and choose no place
+# to write. A setting added later is left out until someone decides it belongs here.
+SUITE_LEVEL = frozenset(
+    {
+        "default_suites",
+        "case_timeout_s",
+        "min_pass_rate",
+        "baseline_samples",
+        "compare_gate",
+        "compare_alpha",
+        "prices",
+        "judge",
+        "redact_env",
+        "tool_output_limit",
+    }
+)
+# Where a discovered file may set them, these still stay inside its project.
+OUTPUT_DIRS = ("results_dir", "baselines_dir")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `${VAR}` in a suite's text, as every place that expands one reads it.
+ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # 1 MB: far above any useful tool result, far below what would strain memory or the results.
 DEFAULT_TOOL_OUTPUT_LIMIT = 1_000_000
 
@@ -128,6 +163,26 @@ class MatrixSettings(BaseModel):
     prompts: dict[str, str | PromptFile] = Field(default_factory=dict)
 
 
+class SecuritySettings(BaseModel):
+    """`[security]`: what suites may do where their files are not trusted (docs/security.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The environment variables a suite's `${VAR}` (an http target's URL and headers, a
+    # `requires` condition) may name under --no-tools-exec; any other is refused, so a pull
+    # request cannot send a key it finds in the environment to a URL of its own. Honoured
+    # only from the trusted evalctl.toml (`Settings.allowed_env`).
+    allow_env: list[str] = Field(default_factory=list)
+
+    @field_validator("allow_env")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not ENV_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return names
+
+
 class HistorySettings(BaseModel):
     """`[history]`: the run store every run and verdict is recorded in (docs/history.md)."""
 
@@ -210,10 +265,36 @@ class Settings(BaseModel):
     template_time_s: float = Field(default=template_budget.DEFAULT.time_s, gt=0)
     template_max_chars: int = Field(default=template_budget.DEFAULT.max_chars, ge=1)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    security: SecuritySettings = Field(default_factory=SecuritySettings)
+
+    # False when the evalctl.toml was discovered from a suite's directory, not found from the
+    # working directory (`load_settings`); no file at all is trusted: defaults are evalctl's.
+    _trusted: bool = PrivateAttr(default=True)
+    # The keys of a discovered file that were ignored, in the file's order.
+    _ignored: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def config_file(self) -> Path | None:
         return self._config_file
+
+    @property
+    def trusted(self) -> bool:
+        """Whether every value here is the user's own: evalctl's defaults, the environment,
+        or the evalctl.toml found from the working directory. False for one discovered from
+        a suite's directory, which came with the suites (and may come from a pull request)."""
+        return self._trusted
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        """Keys of a discovered evalctl.toml that were not applied, since no code may run
+        here (`SUITE_LEVEL` lists what such a file may set); the command says so on stderr."""
+        return self._ignored
+
+    @property
+    def allowed_env(self) -> frozenset[str]:
+        """The variables a suite's `${VAR}` may name where no code may run
+        (`[security] allow_env`, from the trusted file only): see `env_refusal`."""
+        return frozenset(self.security.allow_env) if self._trusted else frozenset()
 
     _private_home: Path | None = PrivateAttr(default=None)
 
@@ -237,24 +318,40 @@ def load_settings(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     suite_paths: Sequence[Path] = (),
+    *,
+    code_may_run: bool = True,
 ) -> Settings:
     """Read `evalctl.toml` (if present) and apply environment overrides. `suite_paths`: the
     suite files and directories named on the command line, where the file is looked for
-    when the working directory has none (`config_for`)."""
+    when the working directory has none (`config_for`). `code_may_run`: False under
+    --no-tools-exec and in the read-only commands, where a discovered file gives only its
+    `SUITE_LEVEL` settings (EVALCTL_NO_TOOLS_EXEC counts too, whatever the caller says)."""
     env = os.environ if env is None else env
     base = cwd or Path.cwd()
     data: dict[str, object] = {}
-    path = config_for(base, suite_paths) or base / CONFIG_FILE
+    located = locate_config(base, suite_paths)
+    path, trusted = located if located is not None else (base / CONFIG_FILE, True)
+    restricted = not code_may_run or userpaths.tools_exec_refused(env)
+    ignored: tuple[str, ...] = ()
     if path.exists():
+        check_safe(path, env)
         data = userfiles.read_toml(path, what="settings file")
+        if not trusted and restricted:
+            ignored = tuple(key for key in data if key not in SUITE_LEVEL)
+            data = {key: value for key, value in data.items() if key in SUITE_LEVEL}
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         raise userfiles.validation_error(exc.errors(), file=path) from None
     if path.is_file():
         settings._config_file = path
-        if path.parent != base:
+        settings._trusted = trusted
+        settings._ignored = ignored
+        # A discovered file that may set no directory leaves them where the command runs.
+        if path.parent != base and (trusted or not restricted):
             _rebase(settings, path.parent)
+        if not trusted and not restricted:
+            _confine_outputs(settings, path, data)
     secrets.configure(settings.redact_env)
     template_budget.configure(settings.template_time_s, settings.template_max_chars)
     if env.get("EVALCTL_MAX_FILE_BYTES"):
@@ -271,6 +368,26 @@ def load_settings(
     return settings
 
 
+def _confine_outputs(settings: Settings, config: Path, data: Mapping[str, object]) -> None:
+    """A discovered file's `results_dir` and `baselines_dir` stay inside its project: a
+    suite's directory must not choose where another project's baselines are replaced."""
+    project = config_project(config).resolve()
+    for name in OUTPUT_DIRS:
+        if name not in data:
+            continue
+        value: Path = getattr(settings, name)
+        where = (config.parent / value).resolve()
+        if where != project and project not in where.parents:
+            raise BadInputError(
+                f"{value} is outside the project {project} of this evalctl.toml, which was "
+                "found from a suite's directory, not from the working directory",
+                file=str(config),
+                field=name,
+                hint="name a directory inside the project, or run evalctl from the project "
+                "directory (the evalctl.toml found from there is trusted)",
+            )
+
+
 def _positive_int(value: str, name: str) -> int:
     try:
         number = int(value)
@@ -285,13 +402,23 @@ def config_for(cwd: Path, suite_paths: Sequence[Path] = ()) -> Path | None:
     """The one rule: the `evalctl.toml` found from the working directory (`find_config`);
     when there is none, the one found from the first suite file or directory named on the
     command line that has one (from a file's own directory, upward likewise)."""
+    located = locate_config(cwd, suite_paths)
+    return located[0] if located is not None else None
+
+
+def locate_config(cwd: Path, suite_paths: Sequence[Path] = ()) -> tuple[Path, bool] | None:
+    """`config_for`'s file, and whether it is trusted: True when found from the working
+    directory, False when discovered from a suite's."""
     found = find_config(cwd)
+    if found is not None:
+        return found, True
     for named in suite_paths:
-        if found is not None:
-            break
-        target = named if named.is_absolute() else cwd / named
+        # Normalized: `../pr/cases` must not be searched upward through the working directory.
+        target = Path(os.path.abspath(named if named.is_absolute() else cwd / named))
         found = find_config(target if target.is_dir() else target.parent)
-    return found
+        if found is not None:
+            return found, False
+    return None
 
 
 def find_config(start: Path) -> Path | None:
@@ -303,6 +430,83 @@ def find_config(start: Path) -> Path | None:
             return candidate if directory == start else candidate.absolute()
         if (directory / ".git").exists():
             return None
+    return None
+
+
+def config_project(config: Path) -> Path:
+    """The project an evalctl.toml belongs to: the nearest directory at or above its own
+    holding `.git`, else its own directory."""
+    own = config.resolve().parent
+    for directory in (own, *own.parents):
+        if (directory / ".git").exists():
+            return directory
+    return own
+
+
+def check_safe(config: Path, env: Mapping[str, str] | None = None) -> None:
+    """Refuse (exit 2) an evalctl.toml another user could have written, as git refuses a
+    repository another user owns (`safe.directory`): the file, and each directory from its
+    own up to its project (`config_project`), must be owned by this user or root, and none
+    writable by every user. EVALCTL_SAFE_DIRECTORIES lists directories whose files are read
+    anyway (each one and what lies below it; `*`: all)."""
+    env = os.environ if env is None else env
+    config = config.resolve()
+    if _allowed_anyway(config.parent, env.get(SAFE_DIRECTORIES_ENV, "")):
+        return
+    uid = os.getuid()
+    project = config_project(config)
+    chain = [config.parent, *config.parent.parents]
+    for path in [config, *chain[: chain.index(project) + 1]]:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # a file that cannot be read is refused by the reader, with its reason
+        reason = None
+        if info.st_uid not in (uid, 0):
+            reason = f"{path} is owned by uid {info.st_uid}, not by you (uid {uid}) or root"
+        elif info.st_mode & stat.S_IWOTH:
+            mode = stat.S_IMODE(info.st_mode)
+            reason = f"{path} is writable by every user (mode {mode:o})"
+        if reason is not None:
+            raise BadInputError(
+                f"detected dubious ownership: {reason}, so another user could have written "
+                "these settings (and the plugins they import)",
+                file=str(config),
+                hint=f"if you trust it, add its directory to {SAFE_DIRECTORIES_ENV}: "
+                f"export {SAFE_DIRECTORIES_ENV}={config.parent} (several: separated by "
+                f"'{os.pathsep}'; '*' trusts every directory); docs/security.md",
+            )
+
+
+def _allowed_anyway(directory: Path, listed: str) -> bool:
+    entries = [entry for entry in listed.split(os.pathsep) if entry]
+    if "*" in entries:
+        return True
+    here = directory.resolve()
+    for entry in entries:
+        allowed = Path(entry).expanduser().resolve()
+        if here == allowed or allowed in here.parents:
+            return True
+    return False
+
+
+def env_refusal(
+    text: str, allowed: Collection[str], *, file: str | None, field: str
+) -> BadInputError | None:
+    """Where no code may run, the `${VAR}` in `text` (a suite's URL, header, condition...)
+    may name only the `allowed` variables (`Settings.allowed_env`): the error naming the
+    first other one, else None. Use it wherever evalctl expands a suite's `${VAR}`."""
+    for match in ENV_REFERENCE.finditer(text):
+        name = match.group(1)
+        if name not in allowed:
+            return BadInputError(
+                f"${{{name}}} names an environment variable that suites may not read here "
+                "(--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
+                file=file,
+                field=field,
+                hint=f"allow it by name in the working directory's evalctl.toml: [security] "
+                f'allow_env = ["{name}"] (docs/security.md)',
+            )
     return None
 
 

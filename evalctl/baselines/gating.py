@@ -1,7 +1,8 @@
 """A comparison's orchestration: results read as a comparison reads them, one run gated on one
-baseline (`gate_one`: the rule and alpha from the options, else evalctl.toml; the cost
-metric priced from the price table), and a matrix run's cells each gated on its own
-`<cell-id>.json` (`gate_matrix`: the cells share alpha equally; the exit is the worst cell's).
+baseline (`gate_one`: the rule and alpha from the options, else the settings the command read
+and passed down, never evalctl.toml again; the cost metric priced from their price table),
+and a matrix run's cells each gated on its own `<cell-id>.json` (`gate_matrix`: the cells
+share alpha equally; the exit is the worst cell's).
 
 `evalctl compare` and `evalctl report --baseline` both gate through here, so they give the
 same verdict; neither renders anything here (`cli/compare_render.py` draws it).
@@ -17,7 +18,7 @@ from pydantic import BaseModel, computed_field
 
 from evalctl.baselines.comparison import Comparison, GateVerdict
 from evalctl.cases.select import CaseFilter, case_filter
-from evalctl.config import load_settings
+from evalctl.config import Settings
 from evalctl.errors import BadInputError, ExitCode
 from evalctl.results.document import Document, DocumentKind
 from evalctl.results.models import RunResult
@@ -82,13 +83,15 @@ def narrowed(run: RunResult, selected: CaseFilter) -> RunResult:
     return run.model_copy(update={"cases": cases, "settings": settings})
 
 
-def gate_one(baseline_doc: Document, run_doc: Document | RunFile, how: GateOptions) -> Comparison:
-    """One run gated on one baseline: the comparison every renderer draws."""
+def gate_one(
+    baseline_doc: Document, run_doc: Document | RunFile, how: GateOptions, settings: Settings
+) -> Comparison:
+    """One run gated on one baseline: the comparison every renderer draws. `settings`: the
+    command's (`compare_gate`, `compare_alpha`, `prices`), where --gate/--alpha give none."""
     from evalctl.baselines.gate import compare_baseline, rule_named
     from evalctl.baselines.model import baseline_from_document
     from evalctl.cost import usage_pricer
 
-    settings = load_settings()
     baseline = baseline_from_document(baseline_doc)
     run = narrowed(run_of(run_doc), how.selected)
     rule = rule_named(
@@ -108,10 +111,10 @@ def gate_one(baseline_doc: Document, run_doc: Document | RunFile, how: GateOptio
     )
 
 
-def cell_alpha(alpha: float | None, cells: int) -> float:
-    """Each cell's share of the one false-alarm budget (None: evalctl.toml's compare_alpha):
+def cell_alpha(alpha: float | None, cells: int, settings: Settings) -> float:
+    """Each cell's share of the one false-alarm budget (None: the settings' compare_alpha):
     a matrix's cells share it equally."""
-    return (load_settings().compare_alpha if alpha is None else alpha) / max(cells, 1)
+    return (settings.compare_alpha if alpha is None else alpha) / max(cells, 1)
 
 
 class CellComparison(BaseModel):
@@ -164,7 +167,9 @@ class MatrixComparison(BaseModel):
         return self.verdict.exit_code
 
 
-def gate_matrix(baselines_dir: Path, matrix_dir: Path, how: GateOptions) -> MatrixComparison:
+def gate_matrix(
+    baselines_dir: Path, matrix_dir: Path, how: GateOptions, settings: Settings
+) -> MatrixComparison:
     """Each cell of the matrix run in `matrix_dir` gated on `<baselines_dir>/<cell-id>.json`
     (alpha shared by the cells); a cell without a baseline file is `new`, one that did not
     run `skipped`. Bad input when no cell has a baseline: it would gate nothing."""
@@ -173,7 +178,9 @@ def gate_matrix(baselines_dir: Path, matrix_dir: Path, how: GateOptions) -> Matr
 
     index = read_matrix(matrix_dir)
     # One budget for the whole exit code: the cells share alpha equally.
-    per_cell = GateOptions(how.gate, cell_alpha(how.alpha, len(index.cells)), how.selected)
+    per_cell = GateOptions(
+        how.gate, cell_alpha(how.alpha, len(index.cells), settings), how.selected
+    )
     if not baselines_dir.is_dir():
         raise BadInputError(
             "a matrix run is gated against a directory of baselines, one per cell",
@@ -201,6 +208,7 @@ def gate_matrix(baselines_dir: Path, matrix_dir: Path, how: GateOptions) -> Matr
                     load_document(baseline, skip_conversations=True),
                     read_results(results),
                     per_cell,
+                    settings,
                 )
             else:
                 entry.outcome = "new"

@@ -16,10 +16,11 @@ from evalctl.cases.requirements import condition_problem, is_condition, known_re
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import CaseFilter, case_matches
 from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
+from evalctl.config import env_refusal
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
-from evalctl.providers.targets.config import SAMPLING_KEYWORDS
+from evalctl.providers.targets.config import SAMPLING_KEYWORDS, HttpTarget
 from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.command import command_problems
@@ -541,13 +542,16 @@ def load_all(paths: list[Path] | None, cases_dir: Path) -> list[Suite]:
     return suites
 
 
-def tool_exec_refusals(suites: list[Suite]) -> list[BadInputError]:
+def tool_exec_refusals(
+    suites: list[Suite], allowed_env: Collection[str] = ()
+) -> list[BadInputError]:
     """Under `--no-tools-exec` (`EVALCTL_NO_TOOLS_EXEC=1`): one error per part of a suite
     that would run code, naming its file and field: a `command` or `python` tool, a python or
     command target (an http target only connects), and every spy, which imports the module it
     names. Fixture tools and the tools of installed plugins stay allowed: they run no code
-    from the suite's files."""
-    errors = []
+    from the suite's files. Also each `${VAR}` naming a variable not in `allowed_env`
+    (`Settings.allowed_env`; `env_refusals`)."""
+    errors = env_refusals(suites, allowed_env)
     for suite in suites:
         for index, decl in enumerate(suite.table.tool, start=1):
             if decl.backend in ("command", "python"):
@@ -580,6 +584,31 @@ def tool_exec_refusals(suites: list[Suite]) -> list[BadInputError]:
     return errors
 
 
+def env_refusals(suites: list[Suite], allowed_env: Collection[str]) -> list[BadInputError]:
+    """Where no code may run, the `${VAR}` a suite expands from the environment (an http
+    target's URL and headers, a `requires` condition) may name only `allowed_env`: else a
+    pull request could send `${ANTHROPIC_API_KEY}` to a URL of its own. One error per field."""
+    errors: list[BadInputError] = []
+    for suite in suites:
+        fields: list[tuple[str, str]] = [
+            (f"suite.requires[{index}]", need)
+            for index, need in enumerate(suite.table.requires, start=1)
+            if is_condition(need)
+        ]
+        for index, target in enumerate(suite.table.target, start=1):
+            if isinstance(target, HttpTarget):
+                fields.append((f"suite.target[{index}].url", target.url))
+                fields += [
+                    (f"suite.target[{index}].headers.{key}", value)
+                    for key, value in target.headers.items()
+                ]
+        for field, text in fields:
+            refused = env_refusal(text, allowed_env, file=str(suite.path), field=field)
+            if refused is not None:
+                errors.append(refused)
+    return errors
+
+
 def _exec_refusal(suite: Suite, what: str, field: str) -> BadInputError:
     return BadInputError(
         f"{what} (--no-tools-exec or EVALCTL_NO_TOOLS_EXEC)",
@@ -590,9 +619,9 @@ def _exec_refusal(suite: Suite, what: str, field: str) -> BadInputError:
     )
 
 
-def refuse_tool_exec(suites: list[Suite]) -> None:
+def refuse_tool_exec(suites: list[Suite], allowed_env: Collection[str] = ()) -> None:
     """Raise the `tool_exec_refusals` of `suites`, if any (exit 2)."""
-    errors = tool_exec_refusals(suites)
+    errors = tool_exec_refusals(suites, allowed_env)
     if errors:
         raise errors[0] if len(errors) == 1 else SuiteErrors(errors)
 

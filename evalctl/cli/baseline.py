@@ -141,7 +141,7 @@ def baseline(
     options.path_rule(allow_outside_paths, no_tools_exec)
     if cell and (from_results is None or not is_matrix_dir(from_results)):
         raise BadInputError("only applies with --from MATRIX_DIR (a matrix run)", field="--cell")
-    settings = options.settings_from_env(cases)
+    settings = options.settings_from_env(cases, code_may_run=not no_tools_exec)
     bar = settings.min_pass_rate if min_pass_rate is None else min_pass_rate
     if from_results is not None:
         given = (model, suite, case, script, cases, temperature, seed)

@@ -82,7 +82,8 @@ def list_cases(
 ) -> None:
     """List the cases of every suite."""
     options.path_rule(allow_outside_paths)
-    settings = options.settings_from_env(_paths(paths, cases))
+    # Listing runs nothing: a discovered evalctl.toml imports no plugin (docs/security.md).
+    settings = options.settings_from_env(_paths(paths, cases), code_may_run=False)
     suites = load_suites(
         _paths(paths, cases),
         settings.cases_dir,
@@ -136,7 +137,8 @@ def validate(
     Files a suite names must lie inside its project unless --allow-outside-paths is given
     (docs/security.md, "The path rule")."""
     options.path_rule(allow_outside_paths, no_tools_exec)
-    settings = options.settings_from_env(_paths(paths, cases))
+    # Validating runs nothing: a discovered evalctl.toml imports no plugin (docs/security.md).
+    settings = options.settings_from_env(_paths(paths, cases), code_may_run=False)
     files = discover(_paths(paths, cases), settings.cases_dir)
     suites, problems = [], []
     for file in files:
@@ -148,7 +150,7 @@ def validate(
             problems.append(exc)
     problems.extend(name_clashes(suites))  # as `run` refuses them
     if no_tools_exec:
-        problems.extend(tool_exec_refusals(suites))
+        problems.extend(tool_exec_refusals(suites, settings.allowed_env))
     if not problems and _paths(paths, cases) is None:
         # A plain `run` runs evalctl.toml's default_suites: each must be among these.
         problems.extend(_unknown_defaults(settings.default_suites, suites, settings.config_file))

@@ -114,12 +114,20 @@ def compare(
         from evalctl.cli.compare_matrix import compare_matrix
 
         # One budget for the whole exit code: the cells share alpha (baselines.gating).
-        return compare_matrix(first, second, GateOptions(gate, alpha, selected), as_json, limit)
+        return compare_matrix(
+            first,
+            second,
+            GateOptions(gate, alpha, selected),
+            options.read_only_settings(),
+            as_json,
+            limit,
+        )
     # Statuses, checks and figures are all a comparison reads: skip the conversations.
     doc_a = load_document(first, skip_conversations=True)
     doc_b = read_results(second)
     if doc_a.kind == "baseline":
-        cmp = gate_one(doc_a, doc_b, GateOptions(gate, alpha, selected))
+        settings = options.read_only_settings()
+        cmp = gate_one(doc_a, doc_b, GateOptions(gate, alpha, selected), settings)
         emit(cmp, as_json, partial(render_comparison, limit=limit))
         step_summary(cmp)
         # The verdict, typed: `evalctl.cli.app` prints its line and exits with its code.

@@ -16,18 +16,20 @@ from evalctl.baselines.comparison import GateVerdict
 from evalctl.baselines.gating import GateOptions, gate_matrix
 from evalctl.cli.compare_render import render_matrix_comparison, step_summary
 from evalctl.cli.output import emit
+from evalctl.config import Settings
 
 
 def compare_matrix(
     baselines_dir: Path,
     matrix_dir: Path,
     how: GateOptions,
+    settings: Settings,
     as_json: bool,
     limit: int | None,
 ) -> GateVerdict:
     """Each cell gated (`baselines.gating.gate_matrix`), the verdict drawn or printed as JSON
     and each cell's appended to the job page."""
-    result = gate_matrix(baselines_dir, matrix_dir, how)
+    result = gate_matrix(baselines_dir, matrix_dir, how, settings)
     emit(result, as_json, lambda out: render_matrix_comparison(out, limit))
     for c in result.cells:
         if c.comparison is not None:

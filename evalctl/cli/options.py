@@ -133,16 +133,42 @@ def samples_flag(samples: int | None, seed: int | None, source: str = "--samples
     return samples
 
 
-def settings_from_env(suite_paths: Sequence[Path] | None = None) -> Settings:
+def settings_from_env(
+    suite_paths: Sequence[Path] | None = None, *, code_may_run: bool = True
+) -> Settings:
     """The settings, with the plugins configured; `suite_paths`: the suite files and
     directories the command line names, where evalctl.toml is looked for when the working
-    directory has none (evalctl.config.config_for)."""
+    directory has none (evalctl.config.config_for). `code_may_run`: False under
+    --no-tools-exec and in read-only commands, where such a discovered file gives only
+    settings that run no code; what it ignored is said on stderr."""
     from evalctl.plugin_loader import configure
 
-    settings = load_settings(suite_paths=suite_paths or ())
+    settings = load_settings(suite_paths=suite_paths or (), code_may_run=code_may_run)
+    if settings.ignored:
+        say_ignored(settings)
     # Plugins are imported on first use; their settings keys are checked now.
     configure(settings)
     return settings
+
+
+def read_only_settings() -> Settings:
+    """The settings of a command that reads files and runs nothing (`compare`, `report`):
+    found from the working directory only, no plugin configured."""
+    settings = load_settings(code_may_run=False)
+    if settings.ignored:
+        say_ignored(settings)
+    return settings
+
+
+def say_ignored(settings: Settings) -> None:
+    """One line on stderr naming what a discovered evalctl.toml could not set here."""
+    from evalctl.cli.output import warn_once
+
+    warn_once(
+        f"{settings.config_file}: found from a suite's directory, not the working directory, "
+        f"so only settings that run no code apply here; ignored: {', '.join(settings.ignored)} "
+        "(docs/security.md, 'Which evalctl.toml is trusted')"
+    )
 
 
 def build_request(

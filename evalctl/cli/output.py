@@ -26,6 +26,8 @@ stderr = Console(stderr=True, highlight=False)
 class _State:
     # Whether this process already printed its one result object on stdout.
     emitted = False
+    # Warnings already printed by this command (settings are read more than once by some).
+    warned: set[str] = set()
 
 
 def emit(model: M, as_json: bool, render: Callable[[M], None]) -> None:
@@ -40,6 +42,15 @@ def emit(model: M, as_json: bool, render: Callable[[M], None]) -> None:
 def reset_emitted() -> None:
     """For a fresh command in the same process (tests run `main()` many times)."""
     _State.emitted = False
+    _State.warned = set()
+
+
+def warn_once(text: str) -> None:
+    """`warning: ...` on stderr, once per command however often it is reached."""
+    if text in _State.warned:
+        return
+    _State.warned.add(text)
+    stderr.print("[yellow]warning:[/]", escape(redact(text)), soft_wrap=True)
 
 
 def print_error(message: str, hint: str | None = None) -> None:

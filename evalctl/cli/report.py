@@ -273,7 +273,10 @@ def _cell_comparisons(
             field="--baseline",
             hint=f"evalctl baseline --from {directory} writes them",
         )
-    per_cell = cell_alpha(alpha, len(index.cells))
+    from evalctl.cli.options import read_only_settings
+
+    settings = read_only_settings()
+    per_cell = cell_alpha(alpha, len(index.cells), settings)
     comparisons: dict[str, Comparison] = {}
     notes: dict[str, str] = {}
     for cell in index.ran():
@@ -285,6 +288,7 @@ def _cell_comparisons(
             load_document(file, skip_conversations=True),
             read_results(cell_results_path(directory, cell)),
             GateOptions(gate, per_cell),
+            settings,
         )
     if not comparisons:
         raise BadInputError(
@@ -311,7 +315,9 @@ def _comparison(
         return None  # rendering refuses the kind, naming the kinds it knows
     if kind != "run":
         refuse_comparison(baseline_doc, kind)
-    return gate_one(baseline_doc, doc, GateOptions(gate, alpha))
+    from evalctl.cli.options import read_only_settings
+
+    return gate_one(baseline_doc, doc, GateOptions(gate, alpha), read_only_settings())
 
 
 def register(app: typer.Typer) -> None:

@@ -229,7 +229,9 @@ def run(
         # A case that times out at once would end in error: exit 3, for what is bad usage.
         raise BadInputError(f"{timeout:g} is not a number of seconds above 0", field="--timeout")
     exclusive = (resume, shard, junit, markdown, restart_per_case)
-    plan = matrix_plan(provider or [], model or [], exclusive, cases)
+    plan = matrix_plan(
+        provider or [], model or [], exclusive, cases, code_may_run=not no_tools_exec
+    )
     # A matrix's cells name their own provider and model.
     provider_name = provider[0] if provider and plan is None else None
     model_name = model[0] if model and plan is None else None
@@ -294,7 +296,11 @@ def _run_one(
     # Imported on use so `evalctl --help` does not load the runner.
     from evalctl.runner.execute import execute_run
 
-    outcome = execute_run(request, options.settings_from_env(request.paths), options.environ())
+    outcome = execute_run(
+        request,
+        options.settings_from_env(request.paths, code_may_run=request.tools_exec),
+        options.environ(),
+    )
     result = outcome.result
     output = RunOutput(
         run_id=result.run_id,
@@ -388,7 +394,11 @@ def _run_all_providers(
         )
     from evalctl.runner.all_providers import execute_all
 
-    matrix = execute_all(request, options.settings_from_env(request.paths), options.environ())
+    matrix = execute_all(
+        request,
+        options.settings_from_env(request.paths, code_may_run=request.tools_exec),
+        options.environ(),
+    )
     html, markdown = matrix_reports(matrix)
     output = AllProvidersOutput(
         runs=[

@@ -52,6 +52,8 @@ def matrix_plan(
     models: Sequence[str],
     exclusive: Sequence[object],
     suite_paths: Sequence[Path] | None = None,
+    *,
+    code_may_run: bool = True,
 ) -> tuple[list[Cell], Settings] | None:
     """The cells to run when this is a matrix, else None (one run, as before): several
     --provider or --model values, or evalctl.toml's [matrix] when neither flag is given.
@@ -69,7 +71,7 @@ def matrix_plan(
     from_flags = len(providers) > 1 or len(models) > 1
     resume = exclusive[0]
     # With the plugins configured: a plugin's provider may be one of the matrix's.
-    settings = options.settings_from_env(suite_paths)
+    settings = options.settings_from_env(suite_paths, code_may_run=code_may_run)
     matrix = settings.matrix if resume is None else None
     config = str(settings.config_file) if settings.config_file else None
     variants: dict[str, str] = {}
@@ -115,7 +117,7 @@ def run_matrix(request: RunRequest, cells: list[Cell], as_json: bool) -> Outcome
     from evalctl.runner.matrix import check_available, execute_matrix
     from evalctl.runner.prompt_variant import check_variants
 
-    settings = options.settings_from_env(request.paths)
+    settings = options.settings_from_env(request.paths, code_may_run=request.tools_exec)
     env = options.environ()
     # Bad input (exit 2) before an unavailable provider (exit 3).
     variants = {c.prompt: c.template for c in cells if c.prompt and c.template is not None}

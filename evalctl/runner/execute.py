@@ -226,7 +226,8 @@ def execute_run(
         limit=request.limit,
     )
     if not request.tools_exec:
-        refuse_tool_exec(suites)  # before anything runs: exit 2 naming each file and tool
+        # Before anything runs: exit 2 naming each file and tool (and `${VAR}` not allowed).
+        refuse_tool_exec(suites, settings.allowed_env)
     if not suites:
         raise EvalctlError(
             "no cases matched",

@@ -85,12 +85,14 @@ min_pass_rate = 0.25
 """
 
 
+@pytest.mark.parametrize("named", ["../pr/cases/s.toml", "../pr/cases"])
 @pytest.mark.parametrize("command", [["cases", "validate"], ["cases", "list"]])
 def test_a_read_only_command_imports_no_plugin_of_a_discovered_file(
-    tmp_path: Path, command: list[str]
+    tmp_path: Path, command: list[str], named: str
 ) -> None:
+    # The folder holds the evalctl.toml: its settings, never read as a suite.
     work, cases = _pull_request(tmp_path, HOSTILE)
-    done = evalctl(work, *command, "../pr/cases/s.toml")
+    done = evalctl(work, *command, named)
     assert done.returncode == 0, done.stderr
     assert not (cases / "IMPORTED").exists()
     warning = _flat(done.stderr)

@@ -16,7 +16,7 @@ from evalctl.cases.requirements import condition_problem, is_condition, known_re
 from evalctl.cases.schema import CASE_ID_PATTERN, Case, CaseEntry, Suite, SuiteTable
 from evalctl.cases.select import CaseFilter, case_matches
 from evalctl.cases.tooldecl import TOOL_NAME_PATTERN
-from evalctl.config import env_refusal
+from evalctl.config import CONFIG_FILE, env_refusal
 from evalctl.errors import BadInputError, EvalctlError
 from evalctl.json_schema import schema_problem
 from evalctl.plugin_loader import check_types, get_kind, kind_names, tool_names
@@ -514,7 +514,9 @@ def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
     files: list[Path] = []
     for target in targets:
         if target.is_dir():
-            found = sorted(target.glob("*.toml")) or suites_below(target)
+            # An evalctl.toml beside the suites holds settings (evalctl.config), not a suite.
+            found = [p for p in sorted(target.glob("*.toml")) if p.name != CONFIG_FILE]
+            found = found or suites_below(target)
             if not found:
                 # "ok 0 cases" would let a mistyped path pass CI without running anything.
                 raise BadInputError(

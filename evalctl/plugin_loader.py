@@ -7,7 +7,8 @@ the built-in suites, the judge), then installed packages' entry points in the
 that need no suite (and `evalctl --help`) never load a plugin. A plugin that fails to import
 or to register is a `BadInputError` naming it: exit 2, no traceback. That includes one that
 calls `sys.exit()` while it is imported or registers: `SystemExit` would otherwise end evalctl
-with the plugin's code (0 included), silently and with no results.
+with the plugin's code (0 included), silently and with no results; and one that raises any
+other `BaseException` (`GeneratorExit` included). Only Ctrl-C stays an interrupt.
 
 The built-ins are imported through `evalctl.builtin_plugins`, the one module that names them;
 third-party plugins are imported by name. Lookups by the runner and the case loader go
@@ -30,7 +31,6 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin import (
     ENTRY_POINT_GROUP,
-    PLUGIN_FAILURES,
     Check,
     Origin,
     PluginSetting,
@@ -202,7 +202,9 @@ def _load_entry_points(reg: Registry, loaded: list[LoadedPlugin]) -> None:
         origin = Origin("entry point", dist)
         try:
             obj = ep.load()
-        except PLUGIN_FAILURES as exc:  # a plugin's import may raise anything
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plugin's import may raise anything
             raise BadInputError(
                 f"{origin}: entry point {ep.name} = {ep.value!r} cannot be loaded: "
                 f"{failure_text(exc)}",
@@ -230,7 +232,9 @@ def _load_configured(reg: Registry, target: str, project_dir: Path, config_file:
             file=str(config_file),
             field="plugins",
         ) from None
-    except PLUGIN_FAILURES as exc:  # a plugin's import may raise anything
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plugin's import may raise anything, GeneratorExit too
         raise _config_error(config_file, origin, exc) from None
     try:
         _register(reg, origin, obj, target, _state.loaded)
@@ -255,9 +259,11 @@ def _register(
     reg.current = origin
     try:
         register(reg)
-    except BadInputError:
+    except (BadInputError, KeyboardInterrupt):
         raise
-    except PLUGIN_FAILURES as exc:  # a plugin's register() may raise anything
+    # A plugin's register() may raise anything: GeneratorExit and other BaseExceptions too,
+    # which would otherwise end evalctl with a traceback and exit 1. Ctrl-C stays an interrupt.
+    except BaseException as exc:
         raise BadInputError(f"{origin}: register() failed: {failure_text(exc)}") from None
     finally:
         reg.current = Origin("builtin", "evalctl")

@@ -60,6 +60,16 @@ ENVIRONMENT_ERRNOS = frozenset(
 DEFAULT_MAX_FILE_BYTES = 100_000_000
 _limit = DEFAULT_MAX_FILE_BYTES
 
+# The documented ranges of numbers users hand in that size work or waits (docs/errors.md,
+# "Ranges"): past them a value is a typo or an attack, and is refused (exit 2) before any
+# case runs, instead of overflowing a wait (threading refuses a timeout past ~9.2e9 s) or
+# an arithmetic table after every case ran.
+# Seconds a case (`timeout_s`, `--timeout`) may take: one day.
+MAX_TIMEOUT_S = 86_400.0
+# Samples of one case on either side of a comparison: `--samples`, `--repeats`, and a
+# baseline's or results file's `runs` and `samples`.
+MAX_SAMPLES = 1_000
+
 # What a file that is not a regular file is, in words.
 _SPECIAL = (
     (stat.S_ISCHR, "a character device"),
@@ -106,6 +116,27 @@ def read_bytes(path: Path, *, what: str = "file") -> bytes:
         raise BadInputError("permission denied: cannot read it", file=str(path)) from None
     except OSError as exc:
         raise BadInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+
+
+def path_problem(path: Path, what: str = "file") -> str | None:
+    """Why `path` cannot be read as a `what`, in words; None for a regular file (or a symlink
+    to one). It only looks (`stat`): a FIFO is named as one, never opened and waited on."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except NotADirectoryError:
+        return "a parent of this path is a file, not a directory"
+    except PermissionError:
+        return "permission denied: cannot look at it"
+    except OSError as exc:  # ENAMETOOLONG, ELOOP, ...
+        return f"cannot read: {exc.strerror or exc}"
+    if stat.S_ISDIR(info.st_mode):
+        return f"is a directory, expected a {what}"
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((words for test, words in _SPECIAL if test(info.st_mode)), "a special file")
+        return f"is {kind}, not a regular file: evalctl reads a {what} only from a regular file"
+    return None
 
 
 def _check_regular(info: os.stat_result, path: Path, what: str) -> None:
@@ -326,6 +357,13 @@ def read_records(path: Path) -> list[Record]:
         )
     # Spreadsheet programs write a byte-order mark before UTF-8 CSV; it is not data.
     text = read_text(path, what="data file").removeprefix("\ufeff")
+    records = _records(text, path, suffix)
+    for record in records:
+        _check_text(record, path)
+    return records
+
+
+def _records(text: str, path: Path, suffix: str) -> list[Record]:
     if suffix == ".csv":
         return _csv_records(text, path)
     if suffix == ".jsonl":
@@ -360,7 +398,8 @@ MAX_YAML_VALUES = 1_000_000
 def parse_yaml(text: str, path: Path) -> Any:
     """A YAML document as JSON's types (yaml.safe_load: no Python objects). A date or time
     becomes its ISO text, a key that is not text its text; aliases are expanded as copies, at
-    most MAX_YAML_VALUES values in all, nested at most MAX_NESTING deep."""
+    most MAX_YAML_VALUES values and max_file_bytes() characters in all, nested at most
+    MAX_NESTING deep."""
     import yaml
 
     try:
@@ -381,6 +420,10 @@ def _plain_yaml(data: Any, path: Path) -> Any:
     import datetime
 
     count = 0
+    # Text and values once every alias is a copy: bounded as a file's size is, so one 1 MB
+    # string aliased 10,000 times is refused here, not when a prompt is built from it.
+    size = 0
+    limit = max_file_bytes()
 
     def leaf(value: Any) -> Any:
         if isinstance(value, datetime.date | datetime.time):
@@ -395,6 +438,13 @@ def _plain_yaml(data: Any, path: Path) -> Any:
     while stack:
         value, into, slot, depth = stack.pop()
         count += 1
+        size += 1 + (len(value) if isinstance(value, str) else 0)
+        if size > limit:
+            raise BadInputError(
+                f"more than {limit:,} characters once its aliases are expanded (the limit on "
+                "a file's size, max_file_bytes in evalctl.toml or EVALCTL_MAX_FILE_BYTES)",
+                file=str(path),
+            )
         if count > MAX_YAML_VALUES:
             raise BadInputError(
                 f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded",
@@ -406,6 +456,7 @@ def _plain_yaml(data: Any, path: Path) -> Any:
             copy: Any = {}
             for key, item in value.items():
                 name = leaf(key)
+                size += len(name) if isinstance(name, str) else 0
                 copy[name if isinstance(name, str) else str(name)] = None
                 stack.append((item, copy, name if isinstance(name, str) else str(name), depth + 1))
         elif isinstance(value, list | tuple | set):
@@ -415,6 +466,42 @@ def _plain_yaml(data: Any, path: Path) -> Any:
             copy = leaf(value)
         into[slot] = copy
     return root[0]
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate in `text` as `\\udXXX`, or None. JSON's `"\\ud800"` and
+    YAML's decode to one: a code point that is no character, which no UTF-8 writer (results,
+    journal, a provider's request) can encode, so the row is refused where it is read."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(text[exc.start]):04x}"
+    return None
+
+
+def _check_text(record: Record, path: Path) -> None:
+    """Refuse a row holding a lone surrogate anywhere (a column's name, its value, or text
+    nested in it), used or not, naming the file, the row and the column."""
+    for column, value in record.values.items():
+        stack: list[Any] = [column, value]
+        while stack:
+            item = stack.pop()
+            bad = None
+            if isinstance(item, str):
+                bad = _lone_surrogate(item)
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+            if bad is not None:
+                name = column.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+                raise BadInputError(
+                    f"{record.where}, column {name!r}: holds a lone surrogate ({bad}), "
+                    "which is not a character: write the character itself, or a pair "
+                    "(\\ud83d\\ude00)",
+                    file=str(path),
+                )
 
 
 def _record(item: Any, where: str, path: Path) -> Record:

@@ -530,7 +530,9 @@ def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
         elif target.is_file():
             files.append(userpaths.suite_file_inside(target, target.parent))
         else:
-            raise BadInputError("no such file or directory", file=str(target))
+            # A FIFO or a device is named as such (never opened), not "no such file".
+            problem = userfiles.path_problem(target, "suite file or directory")
+            raise BadInputError(problem or "no such file or directory", file=str(target))
     return files
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 from evalctl.cases.tooldecl import ToolDecl
 from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
 from evalctl.results.models import GateRuleName, SuiteGate
+from evalctl.userfiles import MAX_TIMEOUT_S
 
 CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # `[suite] tool_choice`'s words; anything else names a tool.
@@ -50,7 +51,7 @@ class CaseDefaults(_SamplingFields):
     assertions: list[dict[str, Any]] | None = Field(default=None, alias="assert")
     threshold: float | None = Field(default=None, ge=0, le=1)
     checks: list[str] | None = None
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     features: list[str] | None = None
 
 
@@ -138,7 +139,7 @@ class SuiteTable(_SamplingFields):
     max_tokens: int = Field(default=512, ge=1)
     # Capabilities a provider must have, plus resources plugins register (`evalctl plugins`).
     requires: list[str] = Field(default_factory=list)
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     # Data files whose rows are cases (CSV, JSONL, JSON, TOML), relative to the suite file;
     # docs/writing-suites.md, "Cases from data files".
     cases_from: str | list[str] = Field(default_factory=list)
@@ -258,7 +259,7 @@ class CaseEntry(_SamplingFields):
     # Share of check weight that must pass for the case to pass; 1 = every check.
     threshold: float = Field(default=1.0, ge=0, le=1)
     checks: list[str] | None = None
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     # Values the case's `{{ var }}` placeholders are filled from (a data row's columns).
     vars: dict[str, Any] = Field(default_factory=dict)
 

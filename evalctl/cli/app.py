@@ -5,6 +5,8 @@ functions, so `evalctl --help` imports typer and rich and little else. The outpu
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from typing import Annotated, NoReturn
 
@@ -12,9 +14,10 @@ import typer
 
 from evalctl import __version__
 from evalctl.cli.crashlog import save_traceback
-from evalctl.errors import EvalctlError, ExitCode, Outcome
+from evalctl.errors import BadInputError, EvalctlError, ExitCode, Outcome
 from evalctl.secrets import redact
 from evalctl.userfiles import environment_error
+from evalctl.userpaths import NO_TOOLS_EXEC_ENV, tools_exec_refused
 from evalctl.userpaths import reset as reset_path_rule
 
 app = typer.Typer(
@@ -50,10 +53,19 @@ def _register(argv: list[str]) -> None:
     commands.register(app, argv)
 
 
+def _normalize_no_tools_exec() -> None:
+    """EVALCTL_NO_TOOLS_EXEC as `1` or `0`, by the one documented answer (any value but empty,
+    `0`, `false`, `no`, `off`: evalctl.userpaths): the `--no-tools-exec` flag reads it as a
+    boolean, which would refuse `2` or `yes please` as a bad value (exit 2) instead."""
+    if NO_TOOLS_EXEC_ENV in os.environ:
+        os.environ[NO_TOOLS_EXEC_ENV] = "1" if tools_exec_refused() else "0"
+
+
 def main() -> None:
     _register(sys.argv[1:])
     # The path rule's opt-ins are per command: an earlier in-process call's are forgotten.
     reset_path_rule()
+    _normalize_no_tools_exec()
     as_json = "--json" in sys.argv[1:]
     output = sys.modules.get("evalctl.cli.output")
     if output is not None:
@@ -89,6 +101,8 @@ def main() -> None:
             print_error_json(error_object(int(ExitCode.BAD_INPUT), exc.format_message()))
         sys.exit(int(ExitCode.BAD_INPUT))
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            _fail(_name_too_long(exc, sys.argv[1:]), as_json)
         # A full disk, a read-only mount or missing permissions that surfaced somewhere no
         # library code anticipated: still the machine's to fix (exit 3), not a bug.
         error = environment_error(exc, "use")
@@ -104,6 +118,34 @@ def main() -> None:
     if isinstance(result, Outcome):
         _end(result, as_json)
     sys.exit(result if isinstance(result, int) else int(ExitCode.OK))
+
+
+# Flags whose value is a path: a name too long under one of them is named by its flag.
+_PATH_FLAGS = frozenset(
+    {"--out", "-o", "--script", "--cases", "--junit", "--markdown", "--html", "--baseline"}
+    | {"--resume", "--from"}
+)
+
+
+def _name_too_long(exc: OSError, argv: list[str]) -> BadInputError:
+    """A name longer than the file system takes is always one the user gave (on the command
+    line, or in a file naming files): bad input, with the flag that gave it where the name is
+    (or lies under) a path flag's value."""
+    name = os.fsdecode(exc.filename) if exc.filename is not None else None
+    field = None
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        option, given = (flag, value) if eq else (argv[i - 1] if i else "", arg)
+        if name is None or option not in _PATH_FLAGS or not given:
+            continue
+        if name == given or name.startswith(given.rstrip("/") + "/") or name.endswith(given):
+            field = option
+            break
+    return BadInputError(
+        "file name too long: a file system takes at most 255 bytes a name and 4,095 a path",
+        file=name,
+        field=field,
+    )
 
 
 def _end(outcome: Outcome, as_json: bool) -> NoReturn:

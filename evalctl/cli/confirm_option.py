@@ -17,6 +17,8 @@ from evalctl.baselines.model import Baseline, read_baseline
 from evalctl.errors import BadInputError
 from evalctl.runner.confirm import ConfirmPlan
 from evalctl.stats import ONE_SAMPLE
+from evalctl.config import Settings
+from evalctl.confirmstats import MAX_CONFIRM_SAMPLES
 
 BASELINE = typer.Option(
     "--baseline",
@@ -34,16 +36,17 @@ CONFIRM = typer.Option(
 
 
 def parse_confirm(value: str | None) -> int | None:
-    """`auto` (or not given) -> None; a whole number >= 0 -> itself."""
+    """`auto` (or not given) -> None; a whole number 0..MAX_CONFIRM_SAMPLES -> itself."""
     if value is None or value.strip().lower() == "auto":
         return None
     try:
         count = int(value)
     except ValueError:
         count = -1
-    if count < 0:
+    if not 0 <= count <= MAX_CONFIRM_SAMPLES:
         raise BadInputError(
-            f"must be 'auto' or a whole number of samples (0: off), not {value!r}",
+            f"must be 'auto' or a whole number of samples from 0 (off) to "
+            f"{MAX_CONFIRM_SAMPLES}, not {value!r}",
             field="--confirm",
         )
     return count

@@ -18,6 +18,7 @@ from evalctl.errors import BadInputError
 from evalctl.providers.registry import provider_choices
 from evalctl.runner.api import RunRequest
 from evalctl.runner.confirm import ConfirmPlan
+from evalctl.userfiles import MAX_SAMPLES
 
 if TYPE_CHECKING:
     from evalctl.providers.local import LocalProvider
@@ -113,6 +114,7 @@ SEED = typer.Option(
 SAMPLES = typer.Option(
     "--samples",
     min=1,
+    max=MAX_SAMPLES,
     metavar="K",
     help="Run each case K times as K samples: sample r with seed r, a greedy case at a low "
     "temperature (docs/gating.md, 'Sampled baselines'). Default 1: one run as configured.",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -21,6 +20,7 @@ from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.text import STATUS_STYLE, plural
 from evalctl.runner.api import RunRequest
 from evalctl.secrets import redact
+from evalctl.userfiles import MAX_SAMPLES, MAX_TIMEOUT_S
 
 # `--markdown -` means standard output, as in `evalctl report`.
 MARKDOWN_STDOUT = Path("-")
@@ -119,6 +119,7 @@ def run(
         typer.Option(
             "--repeats",
             min=1,
+            max=MAX_SAMPLES,
             help="Run each case N times; pass rate with a 95% interval, flaky when some pass.",
         ),
     ] = None,
@@ -225,9 +226,13 @@ def run(
     from evalctl.sharding import parse_shard
 
     options.path_rule(allow_outside_paths, no_tools_exec)
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
-        # A case that times out at once would end in error: exit 3, for what is bad usage.
-        raise BadInputError(f"{timeout:g} is not a number of seconds above 0", field="--timeout")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT_S:
+        # A case that times out at once would end in error: exit 3, for what is bad usage;
+        # past the range a wait overflows.
+        raise BadInputError(
+            f"{timeout:g} is not a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}",
+            field="--timeout",
+        )
     exclusive = (resume, shard, junit, markdown, restart_per_case)
     plan = matrix_plan(
         provider or [], model or [], exclusive, cases, code_may_run=not no_tools_exec

@@ -209,9 +209,9 @@ class ScriptedProvider(Provider):
                 field="--script",
                 hint="docs/writing-suites.md, 'Reply scripts', describes the file",
             )
-        if not script.is_file():
-            what = "is a directory, expected a reply script" if script.is_dir() else "no such file"
-            raise BadInputError(what, file=str(script), field="--script")
+        problem = userfiles.path_problem(script, "reply script")
+        if problem is not None:
+            raise BadInputError(problem, file=str(script), field="--script")
 
     @classmethod
     def unscripted(cls) -> ScriptedProvider:

@@ -8,6 +8,7 @@ cells through it rather than guessing from directory names.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Literal
@@ -25,11 +26,22 @@ MATRIX_FILE = "matrix.json"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+# The longest cell id: it names a directory and a baseline file (`<id>.json`), and a file
+# name holds at most 255 bytes; far below that, so the id still reads in a table.
+MAX_CELL_ID = 96
+
+
 def cell_id(provider: str, model: str | None, prompt: str | None) -> str:
     """`<provider>[-<model>][-<prompt>]`, each part made filesystem-safe: a model such as
-    `meta-llama/Llama-3` or a GGUF path becomes `meta-llama_Llama-3`."""
+    `meta-llama/Llama-3` or a GGUF path becomes `meta-llama_Llama-3`. An id longer than
+    MAX_CELL_ID keeps its start and ends with a hash of the whole, so two long model names
+    that share a start stay two cells."""
     parts = [provider, *(p for p in (model, prompt) if p)]
-    return "-".join(_UNSAFE.sub("_", p).strip("_.") or "_" for p in parts)
+    full = "-".join(_UNSAFE.sub("_", p).strip("_.") or "_" for p in parts)
+    if len(full) <= MAX_CELL_ID:
+        return full
+    digest = hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{full[: MAX_CELL_ID - 13].rstrip('_.-')}-{digest}"
 
 
 class MatrixCell(BaseModel):

@@ -15,8 +15,10 @@ from pydantic import (
 )
 
 from evalctl.chat import CompletionResponse, Message, Sampling, StopReason, Usage
+from evalctl.confirmstats import MAX_CONFIRM_SAMPLES
 from evalctl.results.platform import Platform
 from evalctl.results.versions import RUN_VERSION, STABILITY_VERSION
+from evalctl.userfiles import MAX_SAMPLES
 
 # The versions are in the one table of evalctl.results.versions, where each older run file
 # is upgraded to the current shape when it is read. Soak and crash-test results are at
@@ -99,7 +101,7 @@ class PassCount(_Strict):
     its scored repeats (`--repeats`, `--samples`)."""
 
     passed: int = Field(ge=0)
-    runs: int = Field(ge=1)
+    runs: int = Field(ge=1, le=MAX_SAMPLES)
 
     @model_validator(mode="after")
     def _passed_within_runs(self) -> PassCount:
@@ -117,7 +119,7 @@ class SampleSettings(_Strict):
     repeats would all be one answer (evalctl.runner.sampling). `temperature`, `top_p` and
     `seeds` are what the provider sent: None (or no seeds) where its API takes none."""
 
-    samples: int = Field(ge=1)
+    samples: int = Field(ge=1, le=MAX_SAMPLES)
     seeds: list[int] = Field(default_factory=list)
     temperature: float | None = None
     top_p: float | None = None
@@ -330,12 +332,12 @@ class ConfirmSettings(_Strict):
     more times with fresh seeds at the baseline's sampling (evalctl.confirmstats)."""
 
     baseline: str
-    samples: int = Field(ge=0)
+    samples: int = Field(ge=0, le=MAX_CONFIRM_SAMPLES)
     # `--confirm auto` chose `samples` (False: given as a number).
     auto: bool = True
     # The baseline's samples per case (K), and how many cases and check strata the gate tests
     # statistically (the family sizes `samples` and the selection were computed for).
-    baseline_samples: int = Field(ge=1)
+    baseline_samples: int = Field(ge=1, le=MAX_SAMPLES)
     tested_cases: int = Field(ge=0)
     tested_checks: int = Field(ge=0)
     # The exit code's false-alarm budget and the shares of it for cases and for checks.

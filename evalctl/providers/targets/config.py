@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalctl.userfiles import MAX_TIMEOUT_S
+
 # The sampling settings evalctl passes a keyword-called python target (`call = "keywords"`)
 # that declares them: a case's input field of the same name would override what the function
 # is sent while the results record the run's sampling, so the loader refuses such a field.
@@ -22,7 +24,7 @@ class _Target(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # At most this long per request; the case's own time left still bounds it.
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     # The application answers the same input the same way every time: `compare` judges its
     # cases exactly (any pass -> fail gates, whatever the baseline's K) and `run --baseline`
     # never re-samples them. evalctl cannot know this of an application: the team says it.

@@ -94,12 +94,9 @@ def gate_one(
 
     baseline = baseline_from_document(baseline_doc)
     run = narrowed(run_of(run_doc), how.selected)
-    rule = rule_named(
-        how.gate or settings.compare_gate,
-        baseline,
-        run,
-        settings.compare_alpha if how.alpha is None else how.alpha,
-    )
+    refuse_repeated_seeds(run, run_doc.path)
+    gate, alpha = gate_defaults(how, settings)
+    rule = rule_named(gate, baseline, run, alpha)
     return compare_baseline(
         baseline,
         run,
@@ -109,6 +106,42 @@ def gate_one(
         # The price reaches the gate as data: one price, looked up once for the run.
         cost_of=usage_pricer(run.provider.name, run.provider.model, settings.prices),
     )
+
+
+def refuse_repeated_seeds(run: RunResult, path: Path) -> None:
+    """Bad input (exit 2, naming the file and case) where two of a case's sampled attempts
+    were sent the same seed: a copy of a sample is no new evidence, and counting it would
+    shrink the gate's p-values by nothing but repetition. Sampled: scored, with a seed and a
+    temperature above 0 recorded; greedy repeats (temperature 0, or no sampling recorded)
+    answer alike by design and keep counting as repeats."""
+    for case in run.cases:
+        seen: set[int] = set()
+        for attempt in case.attempts:
+            sampling = attempt.sampling
+            if attempt.status not in ("pass", "fail") or sampling is None:
+                continue
+            if sampling.seed is None or not sampling.temperature:
+                continue
+            if sampling.seed in seen:
+                raise BadInputError(
+                    f"seed {sampling.seed} was sent to two of the case's sampled attempts: a "
+                    "copy of a sample is not a new one, so the gate will not count it twice",
+                    file=str(path),
+                    case_id=case.key,
+                    field="attempts",
+                    hint="run the cases again (a run resumed by an older evalctl could "
+                    "confirm a case twice with the same seeds)",
+                )
+            seen.add(sampling.seed)
+
+
+def gate_defaults(how: GateOptions, settings: Settings) -> tuple[str, float]:
+    """The rule of a suite that names none, and the false-alarm budget, that a comparison
+    gates by: --gate and --alpha where given, else the settings' `compare_gate` and
+    `compare_alpha`. The one place they are read: `run --baseline` plans its confirmation by
+    them too (cli/confirm_option.py), so it re-samples what the gate will test."""
+    gate = how.gate or settings.compare_gate
+    return gate, settings.compare_alpha if how.alpha is None else how.alpha
 
 
 def cell_alpha(alpha: float | None, cells: int, settings: Settings) -> float:

@@ -8,17 +8,23 @@ shares of the false-alarm budget (`baselines.budget`) the gate will test at.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from evalctl.baselines.budget import Budget
+from evalctl.baselines.gating import GateOptions, gate_defaults
 from evalctl.baselines.model import Baseline, read_baseline
+from evalctl.config import Settings
+from evalctl.confirmstats import MAX_CONFIRM_SAMPLES
 from evalctl.errors import BadInputError
 from evalctl.runner.confirm import ConfirmPlan
 from evalctl.stats import ONE_SAMPLE
-from evalctl.config import Settings
-from evalctl.confirmstats import MAX_CONFIRM_SAMPLES
+
+if TYPE_CHECKING:
+    from evalctl.runner.resume import Manifest
 
 BASELINE = typer.Option(
     "--baseline",
@@ -53,10 +59,11 @@ def parse_confirm(value: str | None) -> int | None:
 
 
 def confirm_plan(
-    baseline_path: Path | None, confirm: str | None, alpha: float = Budget().alpha
+    baseline_path: Path | None, confirm: str | None, settings: Callable[[], Settings]
 ) -> ConfirmPlan | None:
     """The plan for `run --baseline`; None without --baseline. `--confirm` alone is bad
-    usage: there is nothing to confirm against."""
+    usage: there is nothing to confirm against. The rule and alpha are the ones `compare`
+    gates by (`gate_defaults` of `settings()`, read only where there is a baseline)."""
     samples = parse_confirm(confirm)
     if baseline_path is None:
         if confirm is not None:
@@ -65,10 +72,35 @@ def confirm_plan(
             )
         return None
     baseline = read_baseline(baseline_path)
-    return plan_from(baseline, str(baseline_path), samples, Budget(alpha))
+    gate, alpha = gate_defaults(GateOptions(), settings())
+    return plan_from(baseline, str(baseline_path), samples, Budget(alpha), default_rule=gate)
 
 
-def plan_from(baseline: Baseline, path: str, samples: int | None, budget: Budget) -> ConfirmPlan:
+def resumed_plan(
+    manifest: Manifest,
+    baseline_path: Path | None,
+    confirm: str | None,
+    settings: Callable[[], Settings],
+) -> ConfirmPlan | None:
+    """The plan a resumed run confirms by: the one its manifest recorded, which --baseline
+    and --confirm given again must match (runner.resume.resumed_confirm). A manifest from
+    before the plan was recorded takes them as given."""
+    from evalctl.runner.resume import resumed_confirm
+
+    if not manifest.confirm_recorded:
+        return confirm_plan(baseline_path, confirm, settings)
+    given = confirm_plan(baseline_path, None, settings) if baseline_path is not None else None
+    return resumed_confirm(manifest, given, parse_confirm(confirm), confirm is not None)
+
+
+def plan_from(
+    baseline: Baseline,
+    path: str,
+    samples: int | None,
+    budget: Budget,
+    *,
+    default_rule: str = "statistical",
+) -> ConfirmPlan:
     case_counts: dict[str, tuple[int, int]] = {}
     for key, status in baseline.baselines.items():
         counts = baseline.pass_counts.get(key)
@@ -92,4 +124,5 @@ def plan_from(baseline: Baseline, path: str, samples: int | None, budget: Budget
         case_counts=case_counts,
         check_counts=check_counts,
         sampling=dict(baseline.sampling),
+        default_rule="strict" if default_rule == "strict" else "statistical",
     )

@@ -487,7 +487,9 @@ def run_request(
             show_progress=show_progress,
             judge_cache=judge_cache,
             tools_exec=not no_tools_exec,
-            confirm=confirm_option.confirm_plan(baseline, confirm),
+            confirm=confirm_option.resumed_plan(
+                manifest, baseline, confirm, options.read_only_settings
+            ),
         )
     case_glob = options.case_globs(case)
     meta_pairs = parse_meta(meta)
@@ -516,7 +518,8 @@ def run_request(
         # A run draws afresh unless --seed pins it.
         seed_base=fresh_seed_base() if seed is None else 0,
         tools_exec=not no_tools_exec,
-        confirm=confirm_option.confirm_plan(baseline, confirm),
+        # The rule and alpha `compare` will gate by (evalctl.toml as `compare` reads it).
+        confirm=confirm_option.confirm_plan(baseline, confirm, options.read_only_settings),
     )
 
 

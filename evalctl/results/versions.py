@@ -13,6 +13,10 @@ refused by `document.check_schema_version`, naming the file (exit 2).
 - baselines, version 3. From 1 and from 2: nothing to add (what they lack reads empty); a
   key newer than the file's version is refused.
 - soak and crash-test results, the matrix index (`matrix.json`): version 1, nothing older.
+- a run directory's `manifest.json` (evalctl.runner.resume), version 2. From 1: the
+  confirmation plan was not recorded; the file says so (`confirm_recorded: false`), and its
+  resume takes `--baseline` and `--confirm` as given, as before. Its `header`, a run
+  results document, is upgraded as one.
 
 Some keys came within the current version of run results, without a bump: `fill_run` fills
 them in every run file, after the steps (see there).
@@ -33,6 +37,7 @@ RUN_VERSION: Final = 3
 BASELINE_VERSION: Final = 3
 STABILITY_VERSION: Final = 1
 MATRIX_VERSION: Final = 1
+MANIFEST_VERSION: Final = 2
 
 # A case status that was scored: it stands for at least one scored sample.
 SCORED: Final = ("pass", "fail", "flaky")
@@ -163,6 +168,27 @@ def _baseline_2_to_3(data: Data) -> Data:
     return {**data, "schema_version": 3}
 
 
+# ---------------------------------------------------------------- run manifests
+
+
+def _manifest_1_to_2(data: Data) -> Data:
+    """Version 2 records the confirmation plan (`confirm`) and the seeds it handed out; a
+    version 1 manifest recorded neither, which `confirm_recorded: false` says."""
+    newer = [name for name in ("confirm", "confirm_seeds_drawn") if _given(data.get(name))]
+    if newer:
+        raise ValueError(f"{', '.join(newer)} needs schema_version 2")
+    return {**data, "schema_version": 2, "confirm_recorded": False}
+
+
+def fill_manifest(data: Data) -> Data:
+    """The manifest's `header` is a run results document without cases: upgraded as one."""
+    header = data.get("header")
+    if not isinstance(header, dict):
+        return data
+    upgraded = upgrade("run", header)
+    return data if upgraded is header else {**data, "header": upgraded}
+
+
 # ---------------------------------------------------------------- the table
 
 VERSIONS: Final[Mapping[str, FileSchema]] = MappingProxyType(
@@ -172,6 +198,7 @@ VERSIONS: Final[Mapping[str, FileSchema]] = MappingProxyType(
         "soak": FileSchema(STABILITY_VERSION),
         "crash-test": FileSchema(STABILITY_VERSION),
         "matrix": FileSchema(MATRIX_VERSION),
+        "manifest": FileSchema(MANIFEST_VERSION, {1: _manifest_1_to_2}, fill=fill_manifest),
     }
 )
 

@@ -16,7 +16,10 @@ from the baseline file (`cli/run.py`), since the runner reads no baseline itself
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from evalctl import confirmstats
 from evalctl.chat import Sampling
@@ -26,23 +29,46 @@ from evalctl.runner.sampling import sample_sampling
 from evalctl.stats import ONE_SAMPLE, Counts, rate_below
 
 
-@dataclass(frozen=True)
-class ConfirmPlan:
-    """What the baseline says about each case, and how much to re-sample."""
+class ConfirmPlan(BaseModel):
+    """What the baseline says about each case, and how much to re-sample. Recorded in the
+    run's manifest (runner.resume), so a resumed run confirms by the plan it started with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     baseline_path: str
     # None: `--confirm auto`; 0: off.
     samples: int | None
+    # The gate's false-alarm budget and its shares, and the rule of a suite that names none:
+    # taken where `compare` takes them (baselines.gating.gate_defaults), so the run
+    # re-samples exactly what the gate will test.
     alpha: float
     case_level: float
     check_level: float
     # Per case key: the baseline's (passed, runs), and per check name the same.
-    case_counts: Mapping[str, Counts]
-    check_counts: Mapping[str, Mapping[str, Counts]]
+    case_counts: dict[str, Counts]
+    check_counts: dict[str, dict[str, Counts]]
     # Per suite: how the baseline sampled it (temperature, top_p, seeds), where recorded.
-    sampling: Mapping[str, SampleSettings] = field(default_factory=dict)
-    # Suites the gate judges by the strict rule (`[suite] gate = "strict"`): not tested.
+    sampling: dict[str, SampleSettings] = {}
+    default_rule: Literal["statistical", "strict"] = "statistical"
+    # Suites the gate judges by the strict rule (`[suite] gate = "strict"`, or no rule of
+    # their own under a strict `default_rule`): not tested, so not re-sampled. The runner
+    # fills it from the suites it loaded (`with_suite_rules`).
     strict_suites: frozenset[str] = frozenset()
+
+    def same_baseline(self, other: ConfirmPlan) -> bool:
+        """Whether `other` was made from a baseline holding what this one's did (its path
+        aside)."""
+        return (self.case_counts, self.check_counts, self.sampling) == (
+            other.case_counts,
+            other.check_counts,
+            other.sampling,
+        )
+
+    def with_suite_rules(self, rules: Mapping[str, str | None]) -> ConfirmPlan:
+        """The plan for suites whose own gate rules are `rules` (suite -> `[suite] gate`,
+        None where it names none), judged as `compare` will judge them."""
+        strict = {suite for suite, rule in rules.items() if (rule or self.default_rule) == "strict"}
+        return self.model_copy(update={"strict_suites": frozenset(strict)})
 
 
 @dataclass(frozen=True)
@@ -70,8 +96,11 @@ def _first_like_baseline(base: SampleSettings | None, run_sampling: Sampling | N
     return same and run_sampling.seed not in base.seeds
 
 
-def _seed_start(base: SampleSettings | None, k: int) -> int:
-    return max(base.seeds) + 1 if base is not None and base.seeds else k
+def _seed_start(base: SampleSettings | None, k: int, drawn: int | None = None) -> int:
+    start = max(base.seeds) + 1 if base is not None and base.seeds else k
+    # Above every seed an earlier process of this run handed out: a resumed confirmation
+    # draws afresh, never a copy of a sample that may already be on record.
+    return start if drawn is None else max(start, drawn + 1)
 
 
 def confirm_drops(
@@ -80,9 +109,17 @@ def confirm_drops(
     setups: Mapping[str, CaseSetup],
     *,
     resample: Callable[[CaseResult, CaseSetup, list[Sampling]], None],
+    drawn: Mapping[str, int] | None = None,
 ) -> ConfirmSettings:
     """Re-sample the cases that dropped (module docstring), through `resample`, which
-    appends the confirmation attempts to the case. Returns what was done, for the record."""
+    appends the confirmation attempts to the case. Returns what was done, for the record.
+
+    Resumed (`drawn`: per suite, the highest confirmation seed an earlier process of the run
+    handed out), a case that already holds its confirmation samples keeps them and is not
+    sampled again; the others are sampled with seeds above `drawn`. Which cases are tested,
+    and R, depend on the run's own samples alone, so they come out as they did the first
+    time."""
+    drawn = drawn or {}
     candidates: list[_Candidate] = []
     tested_checks = 0
     for case in cases:
@@ -148,11 +185,15 @@ def confirm_drops(
         if not any(drops):
             settings.futile.append(cand.case.key)
             continue
+        seeds = settings.seeds.setdefault(cand.case.suite, [])
+        if cand.case.confirmed:  # confirmed before the run was resumed: its samples stand
+            done = [a.sampling.seed for a in cand.case.attempts if a.confirmation and a.sampling]
+            seeds.extend(seed for seed in done if seed is not None and seed not in seeds)
+            settings.confirmed.append(cand.case.key)
+            continue
         base = plan.sampling.get(cand.case.suite)
-        start = _seed_start(base, cand.before[1])
+        start = _seed_start(base, cand.before[1], drawn.get(cand.case.suite))
         samplings = [_confirm_sampling(cand.setup, base, start + i) for i in range(r)]
-        settings.seeds.setdefault(cand.case.suite, [])
-        seeds = settings.seeds[cand.case.suite]
         seeds.extend(s.seed for s in samplings if s.seed is not None and s.seed not in seeds)
         resample(cand.case, cand.setup, samplings)
         settings.confirmed.append(cand.case.key)

@@ -391,8 +391,9 @@ def _execute(
 
     if request.confirm is not None and not interrupted:
         result.settings.confirm, interrupted = _confirm(
-            request.confirm, request, setups, finished, targets, provider, retry, journal, events
-        )
+            request.confirm, request, setups, finished, targets, provider, retry, journal, events,
+            out_dir,
+        )  # fmt: skip
     # Keep file order, whatever order concurrent workers finished in.
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
     prompts = {prompt_ref(s.table.system_prompt): s.table.system_prompt for s in suites}
@@ -410,7 +411,7 @@ def _execute(
     if interrupted:
         raise InterruptedRunError(
             f"interrupted: kept {len(result.cases)} of {len(setups)} cases in {results_path}",
-            hint=f"continue with: evalctl run --resume {out_dir}",
+            hint=f"continue with: {resume.resume_command(out_dir, request.confirm)}",
         )
     return RunOutcome(result=result, out_dir=out_dir, results_path=results_path)
 
@@ -440,13 +441,21 @@ def _confirm(
     retry: RetryPolicy,
     journal: Journal,
     events: RunEvents,
+    out_dir: Path,
 ) -> tuple[ConfirmSettings | None, bool]:
     """The confirmation step of `run --baseline` (runner.confirm): what it did, and whether
-    it was interrupted (the samples taken until then are kept, the record is not)."""
+    it was interrupted (the samples taken until then are kept, the record is not). Resumed,
+    it confirms what is left, with seeds above those any earlier process handed out."""
     by_key = {s.case.key: s for s in setups}
     cases = [finished[s.case.key] for s in setups if s.case.key in finished]
+    # Suites judged strictly are not tested, so not re-sampled: as `compare` will judge them.
+    plan = plan.with_suite_rules({s.suite.name: s.suite.table.gate_rule for s in setups})
+    drawn = resume.read_manifest(out_dir).confirm_seeds_drawn
 
     def resample(case: CaseResult, setup: CaseSetup, samplings: list[Sampling]) -> None:
+        # On record before any is drawn: a kill from here on resumes with other seeds.
+        seeds = [s.seed for s in samplings if s.seed is not None]
+        resume.record_drawn(out_dir, setup.suite.name, seeds)
         answering = targets.provider_for(setup.suite.name, provider)
         outcomes, counts = confirmation_attempts(
             setup, answering, retry, samplings, crash_retries=request.crash_retries
@@ -458,7 +467,7 @@ def _confirm(
 
     with _sigterm_as_interrupt():
         try:
-            return confirm_drops(plan, cases, by_key, resample=resample), False
+            return confirm_drops(plan, cases, by_key, resample=resample, drawn=drawn), False
         except KeyboardInterrupt:
             return None, True
 

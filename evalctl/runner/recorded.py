@@ -29,7 +29,9 @@ from evalctl.results.models import (
 from evalctl.runner.api import RunRequest
 from evalctl.runner.confirm import ConfirmPlan
 
-Where = Literal["selection", "settings", "both", "not recorded"]
+# "manifest": kept beside the selection in the run's manifest alone (the confirmation plan,
+# which holds the baseline's counts): a resume confirms by it.
+Where = Literal["selection", "settings", "both", "manifest", "not recorded"]
 
 # Every RunRequest field: where the record keeps it. "not recorded": how this process runs
 # (given again on resume, or not at all), never what the results mean.
@@ -61,7 +63,7 @@ RECORDED: Final[dict[str, Where]] = {
     "listeners": "not recorded",
     "prompt_template": "both",
     "seed_base": "settings",
-    "confirm": "not recorded",
+    "confirm": "manifest",
 }
 
 

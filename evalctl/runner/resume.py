@@ -12,13 +12,23 @@ Resuming runs only the cases missing from the journal, with the original selecti
 run_id, and writes the results file a clean run would have written. It refuses (exit 2) when
 anything that decides the results differs: a flag naming another selection, a provider
 reporting another model, or suite files that changed since.
+
+A run started with `--baseline B --confirm R` keeps its gate: the manifest holds the
+confirmation plan (the baseline's counts in it, the rule and alpha), so `--resume DIR` alone
+confirms as the run would have, `--baseline`/`--confirm` given again must name the same, and
+each confirmation seed handed out is recorded before its sample is drawn, so the cases a
+resumed run still has to confirm are sampled with seeds no earlier process used.
+
+The manifest is a versioned file (results.versions, kind `manifest`): version 1 (before the
+plan was recorded) is upgraded on read; a version this evalctl does not know is refused.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -26,8 +36,10 @@ from evalctl import userfiles
 from evalctl.cases.schema import Suite
 from evalctl.errors import BadInputError
 from evalctl.providers.base import Provider
+from evalctl.results.document import Document, check_schema_version
 from evalctl.results.io import RESULTS_JSON, RESULTS_TOML, write_json_atomic
 from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.versions import MANIFEST_VERSION, supported, upgrade
 from evalctl.runner.api import RunRequest
 from evalctl.runner.confirm import ConfirmPlan
 from evalctl.runner.journal import Journal
@@ -35,17 +47,25 @@ from evalctl.runner.recorded import Selection, absolute, request_of, selection_o
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
-MANIFEST_VERSION: Final = 1
 
 
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: Literal[1] = MANIFEST_VERSION
+    schema_version: Literal[2] = MANIFEST_VERSION
     kind: Literal["run_manifest"] = "run_manifest"
     selection: Selection
     # The run's header: everything of the final RunResult but the cases and the summary.
     header: RunResult
+    # `run --baseline B --confirm R`: the plan it confirms by, B's counts in it, so a resume
+    # confirms by the plan the run started with whatever B holds by then. None: no --baseline.
+    confirm: ConfirmPlan | None = None
+    # False only in a manifest upgraded from version 1, which did not record the plan: its
+    # resume takes --baseline and --confirm as given, as that evalctl did.
+    confirm_recorded: bool = True
+    # Per suite, the highest confirmation seed handed out so far (written before its sample
+    # is drawn): a resumed confirmation draws above it.
+    confirm_seeds_drawn: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -101,8 +121,34 @@ def start_fresh(out_dir: Path, request: RunRequest, provider_name: str, header: 
             if error is None:
                 raise
             raise error from None
-    manifest = Manifest(selection=selection_of(request, provider_name), header=header)
+    manifest = Manifest(
+        selection=selection_of(request, provider_name), header=header, confirm=request.confirm
+    )
     write_json_atomic(out_dir / MANIFEST, manifest)
+
+
+def record_drawn(out_dir: Path, suite: str, seeds: list[int]) -> dict[str, int]:
+    """Record in the manifest that confirmation `seeds` of `suite` are handed out, before
+    their samples are drawn: a run killed while drawing them resumes above them. Returns the
+    record as it now stands."""
+    manifest = read_manifest(out_dir)
+    drawn = dict(manifest.confirm_seeds_drawn)
+    highest = max(seeds, default=None)
+    if highest is not None and highest > drawn.get(suite, -1):
+        drawn[suite] = highest
+        manifest = manifest.model_copy(update={"confirm_seeds_drawn": drawn})
+        write_json_atomic(out_dir / MANIFEST, manifest)
+    return drawn
+
+
+def resume_command(out_dir: Path, plan: ConfirmPlan | None) -> str:
+    """The command that continues the run in `out_dir`, naming the baseline and the number
+    of confirmation samples it was started with (the interrupt hint prints it)."""
+    argv = ["evalctl", "run", "--resume", str(out_dir)]
+    if plan is not None:
+        argv += ["--baseline", plan.baseline_path]
+        argv += ["--confirm", "auto" if plan.samples is None else str(plan.samples)]
+    return shlex.join(argv)
 
 
 def read_manifest(run_dir: Path) -> Manifest:
@@ -115,9 +161,16 @@ def read_manifest(run_dir: Path) -> Manifest:
             file=str(path),
             hint="pass the directory `evalctl run` printed (the one holding journal.jsonl)",
         )
-    text = userfiles.read_text(path, what="run manifest")
+    data = userfiles.read_json(path, what="run manifest")
+    if not isinstance(data, dict):
+        raise BadInputError("not a run manifest (not a JSON object)", file=str(path))
+    check_schema_version(Document(path=path, data=data), supported("manifest"))
     try:
-        return Manifest.model_validate_json(text)
+        data = upgrade("manifest", data)
+    except ValueError as exc:  # an older version holding what only a newer one has
+        raise BadInputError(f"unreadable manifest: {exc}", file=str(path)) from None
+    try:
+        return Manifest.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise BadInputError(
@@ -199,6 +252,54 @@ def resume_point(run_dir: Path, given: Overrides) -> Manifest:
     return manifest
 
 
+def resumed_confirm(
+    manifest: Manifest, given: ConfirmPlan | None, samples: int | None, samples_given: bool
+) -> ConfirmPlan | None:
+    """The confirmation plan the run in `manifest` resumes with: the one it started with.
+    `given` (the plan made from --baseline given now) must hold what the recorded baseline
+    held, and --confirm given now (`samples`, None for auto) must be what it started with;
+    anything else is refused, as is --baseline for a run started without one: a resumed
+    run keeps the gate it started with."""
+    recorded = manifest.confirm
+    run_id = manifest.header.run_id
+    again = "drop the flag to resume as started, or start a new run without --resume"
+    if given is not None:
+        if recorded is None:
+            raise BadInputError(
+                f"run {run_id} was started without --baseline; a resumed run keeps the gate "
+                "it started with",
+                field="--baseline",
+                hint=again,
+            )
+        if not recorded.same_baseline(given):
+            raise BadInputError(
+                f"run {run_id} was started with --baseline {recorded.baseline_path}; "
+                f"{given.baseline_path} holds other counts (another baseline, or the file "
+                "changed since): a resumed run keeps the gate it started with",
+                field="--baseline",
+                hint=again,
+            )
+    if samples_given:
+        if recorded is None:
+            raise BadInputError(
+                f"run {run_id} was started without --baseline: there is nothing to confirm against",
+                field="--confirm",
+                hint=again,
+            )
+        if samples != recorded.samples:
+            raise BadInputError(
+                f"run {run_id} was started with --confirm {_samples(recorded.samples)}, not "
+                f"{_samples(samples)}; a resumed run keeps the gate it started with",
+                field="--confirm",
+                hint=again,
+            )
+    return recorded
+
+
+def _samples(samples: int | None) -> str:
+    return "auto" if samples is None else str(samples)
+
+
 def resumed_request(
     run_dir: Path,
     manifest: Manifest,
@@ -211,8 +312,9 @@ def resumed_request(
     confirm: ConfirmPlan | None = None,
 ) -> RunRequest:
     """The complete request that continues the run in `run_dir` (`manifest`, from
-    `resume_point`): its selection and sampling as it started, and the procedure it started
-    with unless `given` names one."""
+    `resume_point`): its selection and sampling as it started, the procedure it started
+    with unless `given` names one, and the confirmation plan it started with (`confirm`:
+    the one `resumed_confirm` checked, else the manifest's)."""
     return request_of(
         manifest.selection,
         manifest.header.settings,
@@ -223,7 +325,7 @@ def resumed_request(
         show_progress=show_progress,
         judge_cache=judge_cache,
         tools_exec=tools_exec,
-        confirm=confirm,
+        confirm=confirm if confirm is not None else manifest.confirm,
     )
 
 

@@ -182,6 +182,22 @@ def test_out_of_range_flags_are_bad_usage_before_any_case_runs(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("soak", "--timeout", "inf"),
+        ("crash-test", "--timeout", "1e10"),
+        ("embed", "--timeout", "1e10", "hello"),
+    ],
+)
+def test_the_other_timeouts_have_the_same_range(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    result = run_cli(capsys, *args)
+    assert result.code == 2, result.err
+    assert "--timeout" in result.err and "86400" in result.err
+
+
 def test_confirm_past_its_range_is_refused_before_any_case_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

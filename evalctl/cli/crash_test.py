@@ -13,6 +13,7 @@ from rich.table import Table
 from evalctl.cli import options
 from evalctl.cli.output import emit, stderr, stdout
 from evalctl.errors import Ended, ExitCode, Outcome
+from evalctl.userfiles import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
     from evalctl.stability.models import KillRecord
@@ -111,7 +112,12 @@ def crash_test(
         ),
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Per-request timeout in seconds (respawn included).")
+        float,
+        typer.Option(
+            "--timeout",
+            max=MAX_TIMEOUT_S,
+            help="Per-request timeout in seconds (respawn included).",
+        ),
     ] = 120.0,
     model: Annotated[str | None, options.MODEL] = None,
     out: Annotated[

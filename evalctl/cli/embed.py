@@ -23,6 +23,7 @@ from evalctl.errors import BadInputError
 from evalctl.providers.base import CAP_EMBEDDINGS, Provider
 from evalctl.providers.options import ProviderOptions
 from evalctl.providers.registry import create, detect
+from evalctl.userfiles import MAX_TIMEOUT_S
 
 # Components shown per text without --json: enough to see two vectors differ.
 SHOWN_COMPONENTS = 6
@@ -93,7 +94,10 @@ def embed(
     model: Annotated[str | None, options.MODEL] = None,
     script: Annotated[Path | None, options.SCRIPT] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds the embedding may take.")
+        float,
+        typer.Option(
+            "--timeout", min=0.1, max=MAX_TIMEOUT_S, help="Seconds the embedding may take."
+        ),
     ] = DEFAULT_TIMEOUT_S,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:

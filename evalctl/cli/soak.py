@@ -13,6 +13,7 @@ from rich.table import Table
 from evalctl.cli import options
 from evalctl.cli.output import emit, stderr, stdout
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
+from evalctl.userfiles import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
     from evalctl.stability.soak import SoakProgress
@@ -132,7 +133,11 @@ def soak(
     ] = 5.0,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Per-request timeout in seconds (default: the case's)."),
+        typer.Option(
+            "--timeout",
+            max=MAX_TIMEOUT_S,
+            help="Per-request timeout in seconds (default: the case's).",
+        ),
     ] = None,
     model: Annotated[str | None, options.MODEL] = None,
     out: Annotated[

@@ -319,13 +319,14 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     suite_paths: Sequence[Path] = (),
     *,
-    code_may_run: bool = True,
+    code_may_run: bool = False,
 ) -> Settings:
     """Read `evalctl.toml` (if present) and apply environment overrides. `suite_paths`: the
     suite files and directories named on the command line, where the file is looked for
-    when the working directory has none (`config_for`). `code_may_run`: False under
-    --no-tools-exec and in the read-only commands, where a discovered file gives only its
-    `SUITE_LEVEL` settings (EVALCTL_NO_TOOLS_EXEC counts too, whatever the caller says)."""
+    when the working directory has none (`config_for`). `code_may_run`: True only where the
+    suites' code may run (`run`, `baseline` without --no-tools-exec); elsewhere a discovered
+    file gives only its `SUITE_LEVEL` settings. EVALCTL_NO_TOOLS_EXEC counts too, whatever
+    the caller says."""
     env = os.environ if env is None else env
     base = cwd or Path.cwd()
     data: dict[str, object] = {}

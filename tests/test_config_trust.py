@@ -181,7 +181,11 @@ def test_the_working_directorys_file_is_trusted_and_a_discovered_one_is_not(
     # EVALCTL_NO_TOOLS_EXEC restricts a discovered file whatever the caller says.
     (work / "evalctl.toml").unlink()
     env = {"EVALCTL_NO_TOOLS_EXEC": "yes"}
-    assert load_settings(work, env=env, suite_paths=[cases / "s.toml"]).ignored[0] == "plugins"
+    restricted = load_settings(work, env=env, suite_paths=[cases / "s.toml"], code_may_run=True)
+    assert restricted.ignored[0] == "plugins"
+    (cases / "evalctl.toml").write_text('plugins = ["evil"]\n')
+    whole = load_settings(work, env={}, suite_paths=[cases / "s.toml"], code_may_run=True)
+    assert whole.plugins == ["evil"] and whole.ignored == () and not whole.trusted
 
 
 # ------------------------------------------------------------------ ownership

@@ -371,22 +371,32 @@ def test_a_matrix_with_a_300_character_model_name_runs(
 
 
 @pytest.mark.parametrize(
-    ("body", "words"),
+    ("source", "words"),
     [
-        ("raise GeneratorExit()", "GeneratorExit"),
-        ("class Odd(BaseException):\n        pass\n    raise Odd('odd')", "Odd: odd"),
+        (
+            "def register(registry):\n    raise GeneratorExit()\n",
+            "register() failed: GeneratorExit",
+        ),
+        (
+            "class Odd(BaseException):\n    pass\n\n"
+            "def register(registry):\n    raise Odd('odd')\n",
+            "register() failed: Odd: odd",
+        ),
+        ("raise GeneratorExit('at import')\n", "cannot be imported: GeneratorExit: at import"),
     ],
+    ids=["register-GeneratorExit", "register-BaseException", "import-GeneratorExit"],
 )
-def test_a_register_raising_a_base_exception_is_exit_2_naming_the_plugin(
-    tmp_path: Path, body: str, words: str
+def test_a_plugin_raising_a_base_exception_is_exit_2_naming_the_plugin(
+    tmp_path: Path, source: str, words: str
 ) -> None:
+    """It printed a raw traceback and exited 1."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "evalctl.toml").write_text('plugins = ["odd_plugin"]\n')
-    (tmp_path / "odd_plugin.py").write_text(f"def register(registry):\n    {body}\n")
+    (tmp_path / "odd_plugin.py").write_text(source)
     proc = _child(tmp_path, "plugins", env={"EVALCTL_HOME": str(tmp_path / "home")})
     assert proc.returncode == 2, proc.stderr
     err = _one_line(proc.stderr)
-    assert "odd_plugin" in err and "register() failed" in err and words in err
+    assert "plugin 'odd_plugin'" in err and words in err
     assert "Traceback" not in proc.stderr
 
 

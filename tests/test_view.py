@@ -27,7 +27,15 @@ from evalctl.view.app import ViewConfig, create_app
 from evalctl.view.links import Links, file_segment
 from evalctl.view.source import open_read_only
 from tests.cli_helpers import REPO, run_cli
-from tests.view_helpers import BROKEN_AT, HOSTILE, RUNS, build_store, commit, run_result
+from tests.view_helpers import (
+    BROKEN_AT,
+    HOSTILE,
+    RUNS,
+    build_store,
+    commit,
+    run_id,
+    run_result,
+)
 
 LOCAL = "http://127.0.0.1"
 
@@ -119,6 +127,9 @@ def test_a_run_page_has_its_cases_checks_transcripts_and_tool_calls(
     assert "answer" in words  # the failing check of shop/steady
     assert "compare it with the run before" in words
     assert f'href="/compare/{keys[-2]}/{keys[-1]}"' in page.text
+    # A run is also found by its run id, the name report.html links it by.
+    by_name = client.get(f"/runs/{run_id(RUNS)}")
+    assert by_name.status_code == 200 and text_of(by_name.text) == text_of(page.text)
     assert client.get("/runs/no-such-run").status_code == 404
 
 
@@ -422,3 +433,25 @@ def test_help_imports_neither_starlette_nor_uvicorn() -> None:
     ).stdout
     assert "view" in out
     assert out.strip().endswith("LOADED=")
+
+
+def test_report_html_links_to_the_viewer_where_view_url_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests import factories as f
+
+    results = tmp_path / "run"
+    results.mkdir()
+    run = run_result(3)
+    f.write_json(results / "results.json", run.model_dump(mode="json"))
+    monkeypatch.chdir(tmp_path)
+    plain = run_cli(capsys, "report", str(results), "--html", str(tmp_path / "plain.html"))
+    assert plain.code == 0, plain.err
+    assert "view.example" not in (tmp_path / "plain.html").read_text()
+    (tmp_path / "evalctl.toml").write_text('[history]\nview_url = "http://view.example:8700/"\n')
+    linked = run_cli(capsys, "report", str(results), "--html", str(tmp_path / "linked.html"))
+    assert linked.code == 0, linked.err
+    hrefs = {a.get("href") for t, a in parse((tmp_path / "linked.html").read_text()).tags}
+    assert f"http://view.example:8700/runs/{run.run_id}" in hrefs
+    assert "http://view.example:8700/cases/shop/steady" in hrefs
+    assert "http://view.example:8700/trends/shop" in hrefs

@@ -164,7 +164,7 @@ def report(
         comparison = (
             _comparison(doc, baseline_doc, gate, alpha) if baseline_doc is not None else None
         )
-        text = render_document(doc, comparison)
+        text = render_document(doc, comparison, view_url=_view_url())
         write_report(html, text)
         output.html_path = str(html)
         output.bytes = len(text.encode("utf-8"))
@@ -318,6 +318,13 @@ def _comparison(
     from evalctl.cli.options import read_only_settings
 
     return gate_one(baseline_doc, doc, GateOptions(gate, alpha), read_only_settings())
+
+
+def _view_url() -> str | None:
+    # `[history] view_url`: where the team's `evalctl view` is served, for the page's links.
+    from evalctl.cli.options import read_only_settings
+
+    return read_only_settings().history.view_url
 
 
 def register(app: typer.Typer) -> None:

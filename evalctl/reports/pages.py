@@ -74,6 +74,11 @@ def refuse_comparison(comparison: object | None, kind: str) -> None:
         )
 
 
-def render_document(doc: Document, comparison: Comparison | None = None) -> str:
-    """Render `doc` with the page registered for its kind."""
+def render_document(
+    doc: Document, comparison: Comparison | None = None, *, view_url: str | None = None
+) -> str:
+    """Render `doc` with the page registered for its kind; a run's page links to `evalctl
+    view` at `view_url` (`[history] view_url`) when given."""
+    if view_url is not None and document_kind(doc) == "run":
+        return run_page(run_from_document(doc), comparison, view_url=view_url)
     return renderer_for(doc, PAGE_RENDERERS, "HTML")(doc, comparison)

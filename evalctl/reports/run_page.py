@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from evalctl.baselines.comparison import (
     CATEGORIES,
@@ -350,8 +351,32 @@ def _comparison(cmp: Comparison) -> ET.Element:
     return section("Against the baseline", *parts, id_="baseline")
 
 
-def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
-    """The report for one run, with the diff against a baseline when `comparison` is given."""
+def viewer_link(view_url: str | None, *segments: str) -> str | None:
+    """The `evalctl view` page at `segments` under `view_url` (`[history] view_url`), or None
+    when there is no viewer or its URL is not http(s)."""
+    if not view_url or urlsplit(view_url).scheme not in ("http", "https"):
+        return None
+    return view_url.rstrip("/") + "/" + "/".join(quote(s, safe="") for s in segments)
+
+
+def _viewer_note(run: RunResult, view_url: str | None) -> ET.Element | None:
+    here = viewer_link(view_url, "runs", run.run_id)
+    if here is None:
+        return None
+    suites = sorted({c.suite for c in run.cases})
+    links: list[ET.Element | str] = ["In the run store's viewer: ", el("a", "this run", href=here)]
+    for suite in suites:
+        links += [" · ", el("a", f"{suite} trends", href=viewer_link(view_url, "trends", suite))]
+    links += [" · ", el("a", "flaky cases", href=viewer_link(view_url, "flaky"))]
+    return el("p", *links, class_="note")
+
+
+def run_page(
+    run: RunResult, comparison: Comparison | None = None, *, view_url: str | None = None
+) -> str:
+    """The report for one run, with the diff against a baseline when `comparison` is given;
+    with `view_url` (`[history] view_url`), links to this run and each case's history in
+    `evalctl view`."""
     scored = [c for c in run.cases if c.status in SCORED]
     latency = run.summary.latency_ms
     env = run.environment
@@ -377,7 +402,7 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
         ]
     rows = [
         [
-            el("td", el("code", c.key)),
+            el("td", _case_key(c, view_url)),
             el("td", badge(c.status)),
             num(pass_rate(c)),
             num(f"{c.latency_ms:.0f} ms"),
@@ -391,6 +416,7 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
         f"evalctl · {run.run_id}",
         el("h1", f"evalctl run {run.run_id}"),
         el("p", meta, class_="meta"),
+        _viewer_note(run, view_url),
         *notes,
         section("Summary", _summary_cards(run), id_="summary"),
         _comparison(comparison) if comparison is not None else None,
@@ -413,6 +439,13 @@ def run_page(run: RunResult, comparison: Comparison | None = None) -> str:
         ),
         _transcripts(run),
     )
+
+
+def _case_key(case: CaseResult, view_url: str | None) -> ET.Element:
+    history = viewer_link(view_url, "cases", case.suite, case.id)
+    if history is None:
+        return el("code", case.key)
+    return el("a", el("code", case.key), href=history, title="its history in evalctl view")
 
 
 def _transcripts(run: RunResult) -> ET.Element | None:

@@ -28,6 +28,10 @@ VALUE_LIMIT = 20_000
 CHANGES_WINDOW = 100
 # Runs the trend charts draw when no `limit` is asked.
 TREND_POINTS = 200
+# The newest runs /flaky searches (`?runs=N` asks for another window, up to the cap): the page
+# then costs the same however long the store's history grows.
+FLAKY_WINDOW = 100
+MAX_FLAKY_WINDOW = 1000
 
 
 class NotFound(LookupError):
@@ -140,8 +144,7 @@ def runs(store: Store, *, links: Links, window: Window, query: Mapping[str, str]
     total = queries.count_runs(store, **filters)
     changes = None
     if window.page == 1:
-        newest = queries.list_runs(store, limit=1, offset=CHANGES_WINDOW - 1)
-        since = newest[0].started_at if newest else None
+        since = window_start(store, CHANGES_WINDOW)
         changes = [_change(c) for c in queries.changes(store, since=since)[: window.size]]
     return Page(
         "runs.html",
@@ -307,31 +310,33 @@ def _transcripts(store: Store, hashes: Sequence[str]) -> dict[str, queries.Trans
 
 def cases(store: Store, *, links: Links, window: Window, query: Mapping[str, str]) -> Page:
     pick = {k: (query.get(k) or "").strip() or None for k in ("suite", "provider", "model")}
-    latest = queries.latest_cases(
-        store, suite=pick["suite"], provider=pick["provider"], model=pick["model"]
-    )
-    shown = window.cut(latest)
+    limit = None if window.whole else window.size + 1
+    latest = latest_per_case(store, pick, limit=limit, offset=window.offset)
+    has_next = not window.whole and len(latest) > window.size
+    shown = latest if window.whole else latest[: window.size]
+    # Changepoints are searched in the recent runs only, so the page costs the same however
+    # long the store's history grows; a case's own page searches all of its runs.
+    since = window_start(store, CHANGES_WINDOW)
+    found = {
+        (c.suite, c.case_id, c.provider, c.model, c.prompt_variant): c
+        for c in queries.changes(
+            store, since=since, suite=pick["suite"], provider=pick["provider"], model=pick["model"]
+        )
+    }
     rows = [
         {
-            "suite": c.suite,
-            "case_id": c.case_id,
-            "provider": c.provider,
-            "model": c.model,
-            "status": c.status,
-            "pass_rate": c.pass_rate,
-            "run_id": c.run,
-            "label": c.run_id,
-            "change": _change(c.change),
+            **row,
+            "change": _change(found.get(key)),
         }
-        for c in shown
+        for key, row in shown
     ]
-    has_next = not window.whole and window.offset + window.size < len(latest)
     return Page(
         "cases.html",
         "Cases",
         {
             "cases": rows,
             "suite": pick["suite"],
+            "changes_window": CHANGES_WINDOW,
             "pager": _pager(window, has_next, links, ["cases"], **pick),
         },
     )
@@ -417,6 +422,18 @@ def case(
             "provider": history.provider,
             "model": history.model,
             "history": rows,
+            # The table: newest first, a page at a time (the strip above shows every run).
+            "table": window.cut(rows[::-1]),
+            "pager": _pager(
+                window,
+                not window.whole and window.offset + window.size < len(rows),
+                links,
+                ["cases", suite, case_id],
+                provider=provider,
+                model=model,
+                a=query.get("a"),
+                b=query.get("b"),
+            ),
             "change": _change(history.change),
             "redefined": [
                 {"run_id": r.run, "label": r.run_id} for r in runs if r.definition_changed
@@ -509,8 +526,14 @@ def trends(
 
 def flaky(store: Store, *, links: Links, window: Window, query: Mapping[str, str]) -> Page:
     pick = {k: (query.get(k) or "").strip() or None for k in ("suite", "provider", "model")}
+    raw = query.get("runs", "")
+    runs = min(int(raw), MAX_FLAKY_WINDOW) if raw.isdigit() and int(raw) > 1 else FLAKY_WINDOW
     found = queries.flaky_cases(
-        store, suite=pick["suite"], provider=pick["provider"], model=pick["model"]
+        store,
+        since=window_start(store, runs),
+        suite=pick["suite"],
+        provider=pick["provider"],
+        model=pick["model"],
     )
     shown = window.cut(found)
     rows = [
@@ -528,10 +551,15 @@ def flaky(store: Store, *, links: Links, window: Window, query: Mapping[str, str
         for f in shown
     ]
     has_next = not window.whole and window.offset + window.size < len(found)
+    here = {**pick, "runs": None if runs == FLAKY_WINDOW else runs}
     return Page(
         "flaky.html",
         "Flaky cases",
-        {"flaky": rows, "pager": _pager(window, has_next, links, ["flaky"], **pick)},
+        {
+            "flaky": rows,
+            "window": runs,
+            "pager": _pager(window, has_next, links, ["flaky"], **here),
+        },
     )
 
 
@@ -675,3 +703,58 @@ def latest_run_of_suite(
         params,
     )
     return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+
+def window_start(store: Store, runs: int) -> str | None:
+    """The start of the `runs`-th newest run: a window of the newest runs, as a `since`."""
+    rows = store.query(
+        "SELECT started_at FROM runs ORDER BY started_at DESC LIMIT 1 OFFSET ?", [runs - 1]
+    )
+    return str(rows[0][0]) if rows else None
+
+
+def latest_per_case(
+    store: Store, pick: Mapping[str, str | None], *, limit: int | None, offset: int
+) -> list[tuple[tuple[str, str, str, str, str], dict[str, Any]]]:
+    """Each case's latest run (per provider, model, prompt variant and sampling: its history
+    key), by suite and case id, a page of them: found in SQL on the history index, without
+    reading every run of every case."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column in ("suite", "provider", "model"):
+        if pick.get(column):
+            clauses.append(f"c.{column} = ?")
+            params.append(pick[column])
+    where = (" AND " + " AND ".join(clauses)) if clauses else ""
+    page = ""
+    if limit is not None:
+        page = " LIMIT ? OFFSET ?"
+        params += [limit, offset]
+    rows = store.query(
+        "SELECT c.suite, c.case_id, c.provider, c.model, c.prompt_variant, c.status, "
+        "c.pass_rate, c.run_key, r.run_id FROM cases c "
+        "JOIN (SELECT history_key, MAX(started_at) AS latest FROM cases GROUP BY history_key) m "
+        "ON m.history_key = c.history_key AND m.latest = c.started_at "
+        f"JOIN runs r ON r.run_key = c.run_key WHERE 1 = 1{where} "
+        f"ORDER BY c.suite, c.case_id, c.provider, c.model, c.prompt_variant{page}",
+        params,
+    )
+    found = []
+    for suite, case_id, provider, model, variant, status, rate, run_key, run_id in rows:
+        key = (str(suite), str(case_id), str(provider), str(model), str(variant))
+        found.append(
+            (
+                key,
+                {
+                    "suite": suite,
+                    "case_id": case_id,
+                    "provider": provider,
+                    "model": model,
+                    "status": status,
+                    "pass_rate": rate,
+                    "run_id": run_key,
+                    "label": run_id,
+                },
+            )
+        )
+    return found

@@ -33,6 +33,8 @@ BENCHMARKS = (
     # rates; says how to make them when absent.
     "bench_run_profile.py",
     "bench_datafile_suite.py",
+    # The confirmation test's arithmetic at the top of the allowed K, m0 and R.
+    "bench_confirm_arithmetic.py",
     # `evalctl view`: each page's server time over 1,000 runs of 100 cases (SQLite).
     "bench_view.py",
 )

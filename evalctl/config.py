@@ -136,7 +136,7 @@ class JudgeSettings(BaseModel):
     provider: str | None = None
     model: str | None = None
     # One judgement's time budget, retries included.
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0, le=userfiles.MAX_TIMEOUT_S)
 
 
 class PromptFile(BaseModel):
@@ -229,11 +229,11 @@ class Settings(BaseModel):
     default_suites: list[str] = Field(default_factory=list)
     # A case's time limit when neither --timeout nor the suite or case sets one; on the
     # local provider only a floor, raised to fit the measured speed (runner.timelimit).
-    case_timeout_s: float = 120.0
+    case_timeout_s: float = Field(default=120.0, gt=0, le=userfiles.MAX_TIMEOUT_S)
     min_pass_rate: float = 0.5
     # Samples per case `evalctl baseline` takes when it runs the cases itself and no
     # --samples is given (docs/gating.md, "Sampled baselines"); 1: not sampled.
-    baseline_samples: int = Field(default=1, ge=1)
+    baseline_samples: int = Field(default=1, ge=1, le=userfiles.MAX_SAMPLES)
     # How `evalctl compare` gates when no --gate / --alpha is given (docs/gating.md,
     # "Gating with `compare`"): `strict` suits one machine and one build, where decoding is
     # deterministic.

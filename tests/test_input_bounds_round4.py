@@ -198,6 +198,19 @@ def test_the_other_timeouts_have_the_same_range(
     assert "--timeout" in result.err and "86400" in result.err
 
 
+def test_case_timeout_s_past_its_range_in_evalctl_toml_is_refused_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evalctl.toml").write_text("case_timeout_s = 1e10\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    code, err = _run(capsys, out)
+    assert code == 2, err
+    assert "evalctl.toml" in err and "case_timeout_s" in err
+    assert not out.exists()
+
+
 def test_confirm_past_its_range_is_refused_before_any_case_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -147,17 +147,13 @@ ResourceOpener = Callable[[Settings, Suite], Any]
 ExtensionType = Literal["kind", "tool", "check", "resource", "setting", "provider"]
 
 
-# What plugin code may raise that must become a message naming the plugin: any Exception,
-# and `SystemExit` (a `sys.exit()` in a plugin would otherwise end evalctl with the plugin's
-# code). Not KeyboardInterrupt: Ctrl-C stays an interrupt.
-PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
-
-
 def failure_text(exc: BaseException) -> str:
-    """One line for what plugin (or tool) code raised."""
+    """One line for what plugin (or tool) code raised. Plugin code may raise anything: every
+    BaseException but KeyboardInterrupt (Ctrl-C stays an interrupt) becomes a message naming
+    the plugin, `SystemExit` and `GeneratorExit` included, never a traceback."""
     if isinstance(exc, SystemExit):
         return f"it called sys.exit({exc.code!r})"
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -371,7 +367,9 @@ class Registry:
             if not has_shape(value, shape):
                 try:
                     value = value()
-                except PLUGIN_FAILURES as exc:  # a plugin's factory may raise anything
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # a plugin's factory may raise anything
                     raise BadInputError(
                         f"{entry.origin}: {type_} {name!r} could not be created: "
                         f"{failure_text(exc)}"

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,7 @@ from evalctl import confirmstats, userfiles
 from evalctl.cli.confirm_option import parse_confirm
 from evalctl.confirmstats import MAX_CONFIRM_SAMPLES, Outcome
 from evalctl.errors import BadInputError
+from evalctl.plugin import Registry
 from evalctl.results.matrix import MAX_CELL_ID, cell_id
 from evalctl.userfiles import MAX_SAMPLES
 from evalctl.userpaths import SAFE_NAME
@@ -503,3 +505,14 @@ def test_a_fifo_or_device_on_the_command_line_is_named_without_blocking(
     err = _one_line(proc.stderr)
     assert what in err and "not a regular file" in err
     assert "no such file" not in err
+
+
+def test_a_factory_raising_generator_exit_is_named_when_used() -> None:
+    reg = Registry()
+
+    def make() -> Any:
+        raise GeneratorExit
+
+    reg.add_kind("closer", make)
+    with pytest.raises(BadInputError, match=r"kind 'closer' could not be created: GeneratorExit$"):
+        reg.kind("closer")

@@ -86,7 +86,7 @@ def text_of(html: str) -> str:
 def listed(html: str) -> list[str]:
     """The store keys of the runs table's rows, in order."""
     table = html.split('id="runs"')[1].split("</table>")[0]
-    return re.findall(r'<td><a href="/runs/([0-9a-f]+)">', table)
+    return re.findall(r'<td class="nw"><a href="/runs/([0-9a-f]+)">', table)
 
 
 def test_the_runs_page_lists_filters_pages_and_shows_the_latest_change(

@@ -87,7 +87,7 @@ def view(
             "--store",
             metavar="URL",
             help="The run store: a path, sqlite:///PATH or postgresql://... (default: "
-            "EVALCTL_STORE, else [history] store in evalctl.toml, else the one under "
+            "EVALCTL_STORE, else \\[history] store in evalctl.toml, else the one under "
             "EVALCTL_HOME).",
         ),
     ] = None,

@@ -78,6 +78,11 @@ def _text(value: Any) -> str:
     return visible_controls(text)
 
 
+def _when(started_at: str) -> str:
+    """`2026-11-02 16:00` of an ISO timestamp (UTC as recorded): a table's width."""
+    return started_at[:16].replace("T", " ")
+
+
 def _safe_url(url: str | None) -> str | None:
     # A recorded CI URL is shown as a link only when it is http(s): never `javascript:`.
     if url and urlsplit(url).scheme in ("http", "https"):
@@ -110,7 +115,7 @@ def _run_row(r: queries.RunSummary, previous: str | None) -> dict[str, Any]:
     return {
         "run_id": r.id,
         "label": r.run_id,
-        "started_at": r.started_at,
+        "started_at": _when(r.started_at),
         "suites": r.suites,
         "provider": r.provider,
         "model": r.model,
@@ -263,7 +268,7 @@ def _header(r: queries.RunSummary) -> dict[str, Any]:
         "label": r.run_id,
         "provider": r.provider,
         "model": r.model,
-        "started_at": r.started_at,
+        "started_at": _when(r.started_at),
         "commit": (r.git_commit or "")[:12] or None,
         "branch": r.git_branch,
         "dirty": bool(r.git_dirty),
@@ -398,10 +403,12 @@ def case(
         {
             "run_id": r.run,
             "label": r.run_id,
-            "started_at": r.started_at,
+            "started_at": _when(r.started_at),
             "commit": (r.git_commit or "")[:12] or None,
             "status": r.status,
             "pass_rate": r.pass_rate,
+            "passed": r.passed,
+            "samples": r.samples,
             "latency_ms": r.latency_ms,
         }
         for r in runs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from evalctl.modelfiles.manifest import resolve, verify
 from evalctl.server import hardware
@@ -26,7 +27,8 @@ def main() -> int:
     model = resolve(None)
     verify(model)
     llm = llama_cpp.Llama(model_path=str(model.path), n_ctx=N_CTX, n_threads=1, verbose=False)
-    out = llm.create_completion(PROMPT, max_tokens=GENERATE_TOKENS, temperature=0.0)
+    # Not streamed, so one response; llama-cpp-python's type says it may be an iterator.
+    out: Any = llm.create_completion(PROMPT, max_tokens=GENERATE_TOKENS, temperature=0.0)
     generated = int(out["usage"]["completion_tokens"])
     llm.close()
     print(json.dumps({"generated_tokens": generated}), flush=True)

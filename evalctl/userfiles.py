@@ -124,7 +124,7 @@ def path_problem(path: Path, what: str = "file") -> str | None:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        return "no such file"
+        return f"no such {what}"
     except NotADirectoryError:
         return "a parent of this path is a file, not a directory"
     except PermissionError:

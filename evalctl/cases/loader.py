@@ -532,7 +532,7 @@ def discover(paths: list[Path] | None, cases_dir: Path) -> list[Path]:
         else:
             # A FIFO or a device is named as such (never opened), not "no such file".
             problem = userfiles.path_problem(target, "suite file or directory")
-            raise BadInputError(problem or "no such file or directory", file=str(target))
+            raise BadInputError(problem or "not a file or directory", file=str(target))
     return files
 
 

@@ -27,6 +27,7 @@ from evalctl.view.app import ViewConfig, create_app
 from evalctl.view.links import Links, file_segment
 from evalctl.view.source import open_read_only
 from tests.cli_helpers import REPO, run_cli
+from tests.history_helpers import PostgresServer, postgres_server
 from tests.view_helpers import (
     BROKEN_AT,
     HOSTILE,
@@ -37,12 +38,16 @@ from tests.view_helpers import (
     run_result,
 )
 
+__all__ = ["postgres_server"]  # a fixture, used by name
+
 LOCAL = "http://127.0.0.1"
 
 
 @pytest.fixture(scope="module")
 def store_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_store(tmp_path_factory.mktemp("store") / "history.sqlite")
+    path = tmp_path_factory.mktemp("store") / "history.sqlite"
+    build_store(path)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +160,8 @@ def test_the_hostile_transcript_is_text_on_every_page(client: TestClient, keys: 
 
 
 def test_markup_in_a_commit_is_escaped_in_the_svg_charts(tmp_path: Path) -> None:
-    path = build_store(tmp_path / "h.sqlite", runs=3)
+    path = tmp_path / "h.sqlite"
+    build_store(path, runs=3)
     with open_store(str(path)) as store:
         record_run(store, run_result(4), Provenance(git_commit="<svg onload=x>", git_branch="m"))
     with TestClient(create_app(ViewConfig(store_url=str(path))), base_url=LOCAL) as c:
@@ -455,3 +461,62 @@ def test_report_html_links_to_the_viewer_where_view_url_is_set(
     assert f"http://view.example:8700/runs/{run.run_id}" in hrefs
     assert "http://view.example:8700/cases/shop/steady" in hrefs
     assert "http://view.example:8700/trends/shop" in hrefs
+
+
+def test_the_same_pages_on_postgresql(
+    postgres_server: PostgresServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = postgres_server.new_database()
+    build_store(url)
+    with open_store(url) as store:
+        keys = [r.id for r in reversed(queries.list_runs(store, limit=None))]
+    with TestClient(create_app(ViewConfig(store_url=url)), base_url=LOCAL) as c:
+        assert listed(c.get("/runs").text) == keys[::-1][:50]
+        strip = c.get("/cases/shop/steady").text.split('id="strip"')[1].split("</div>")[0]
+        statuses = re.findall(r'data-status="(\w+)"', strip)
+        assert statuses == ["pass"] * (BROKEN_AT - 1) + ["fail"] * (RUNS - BROKEN_AT + 1)
+        marked = strip.split('class="cp"')[1]
+        assert re.findall(r'href="/runs/([0-9a-f]+)"', marked)[0] == keys[BROKEN_AT - 1]
+        ranked = re.findall(r'href="/cases/shop/([\w-]+)"', c.get("/flaky").text)
+        assert sorted(ranked[:2]) == ["coin-a", "coin-b"]
+        compare = c.get(f"/compare/{keys[BROKEN_AT - 2]}/{keys[BROKEN_AT - 1]}").text
+        assert "OK (exit 0, statistical gate)" in text_of(compare)
+        run_page = c.get(f"/runs/{keys[-1]}").text
+        assert "<script" not in run_page and "&lt;script&gt;" in run_page
+    # The viewer's session reads only, and its statements are held to its time limit.
+    store = open_read_only(url, 2.5)
+    try:
+        cur = store.conn.cursor()
+        cur.execute("SHOW statement_timeout")
+        assert cur.fetchone()[0] == "2500ms"
+        with pytest.raises(Exception, match="read-only transaction"):
+            cur.execute("DELETE FROM runs")
+    finally:
+        store.close()
+    out = tmp_path / "site"
+    done = run_cli(capsys, "view", "--store", url, "--static", str(out))
+    assert done.code == 0, done.err
+    assert len(list(out.glob("compare/*/*/index.html"))) == RUNS - 1
+
+
+def test_a_run_page_shows_the_compare_verdicts_recorded_for_it(tmp_path: Path) -> None:
+    from evalctl.history.record import record_verdict
+
+    path = tmp_path / "h.sqlite"
+    build_store(path, runs=2)
+    folder = tmp_path / "results" / "run3"
+    with open_store(str(path)) as store:
+        key = record_run(store, run_result(3), Provenance(), source=folder).key
+        record_verdict(
+            store, "compare", str(folder / "results.json"), "fail", 1,
+            {"baseline": "baselines/scripted.json", "results": str(folder / "results.json"),
+             "summary": "quality gate failed: 1 regression (shop/<b>steady</b>)"},
+            Provenance(),
+        )  # fmt: skip
+    with TestClient(create_app(ViewConfig(store_url=str(path))), base_url=LOCAL) as c:
+        page = c.get(f"/runs/{key}").text
+        other = c.get(f"/runs/{run_id(1)}").text
+    verdict = text_of(page.split('id="verdict"')[1].split('id="cases"')[0])
+    assert "FAILED (exit 1) against baselines/scripted.json" in verdict
+    assert "1 regression (shop/<b>steady</b>)" in verdict and "<b>" not in page
+    assert "no compare verdict recorded" in text_of(other)

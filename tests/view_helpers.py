@@ -83,8 +83,8 @@ def run_result(i: int) -> RunResult:
     return result.model_copy(update={"started_at": started, "finished_at": started})
 
 
-def build_store(path: Path, runs: int = RUNS) -> Path:
-    """The store of the history above at `path` (an SQLite file)."""
+def build_store(path: Path | str, runs: int = RUNS) -> Path | str:
+    """The store of the history above at `path`: an SQLite file, or a store URL."""
     with open_store(str(path)) as store:
         for i in range(1, runs + 1):
             where = Provenance(git_commit=commit(i), git_branch="main", git_dirty=False)

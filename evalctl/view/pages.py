@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -294,7 +295,7 @@ def run(store: Store, *, links: Links, run_id: str, window: Window) -> Page:
         {
             "run": _header(detail.run),
             "cases": cases,
-            "verdicts": _verdicts(store, detail.run.id),
+            "verdicts": _verdicts(store, detail.run),
             "previous": previous_run(store, detail.run),
             "pager": _pager(window, has_next, links, ["runs", detail.run.id]),
         },
@@ -637,32 +638,39 @@ def _status(c: queries.CaseRecord | None) -> str:
 # ---------------------------------------------------------------- queries of the viewer's own
 
 
-def _verdicts(store: Store, run_key: str) -> list[dict[str, Any]]:
-    """The `compare` verdicts recorded for this run, newest first."""
+def _verdicts(store: Store, run: queries.RunSummary) -> list[dict[str, Any]]:
+    """The `compare` verdicts recorded for this run, newest first: those recorded with its
+    key, or whose subject is its results file (`compare` records the file it gated)."""
     from evalctl.errors import ExitCode
 
+    subjects = [""]  # no verdict has an empty subject: a run without a source matches none
+    if run.source:
+        folder = Path(run.source)
+        for path in (folder, folder / "results.json"):
+            subjects += [str(path), str(path.resolve())]
+    marks = ", ".join("?" for _ in subjects)
     rows = store.query(
-        "SELECT outcome, exit_code, subject, body FROM verdicts "
-        "WHERE run_key = ? AND kind = 'compare' ORDER BY recorded_at DESC LIMIT 10",
-        [run_key],
+        "SELECT outcome, exit_code, subject, body FROM verdicts WHERE kind = 'compare' "
+        f"AND (run_key = ? OR subject IN ({marks})) ORDER BY recorded_at DESC LIMIT 10",
+        [run.id, *subjects],
     )
     found = []
     for outcome, exit_code, subject, body in rows:
         data = json.loads(body) if body else {}
-        verdict = data.get("verdict") if isinstance(data, dict) else None
-        reasons = verdict.get("reasons", []) if isinstance(verdict, dict) else []
+        data = data if isinstance(data, dict) else {}
         try:
             code = ExitCode(int(exit_code))
             word, tone = code.verdict, code.tone
         except ValueError:
             word, tone = str(outcome), "error"
+        summary = data.get("summary")
         found.append(
             {
                 "word": word,
                 "tone": tone,
                 "exit_code": int(exit_code),
-                "baseline": _text(subject),
-                "reasons": [_text(r) for r in reasons if isinstance(r, str)],
+                "baseline": _text(data.get("baseline") or subject),
+                "reasons": [_text(summary)] if isinstance(summary, str) and summary else [],
             }
         )
     return found

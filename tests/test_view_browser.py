@@ -24,11 +24,19 @@ from tests.view_helpers import BROKEN_AT, RUNS, build_store, commit
 
 
 def _driver_path() -> str | None:
-    return os.environ.get("EVALCTL_CHROMEDRIVER") or shutil.which("chromedriver")
+    given = os.environ.get("EVALCTL_CHROMEDRIVER")
+    if given:
+        return given
+    # GitHub's Ubuntu runners ship ChromeDriver beside Chrome, in the folder this names.
+    runner = os.environ.get("CHROMEWEBDRIVER")
+    if runner and Path(runner, "chromedriver").is_file():
+        return str(Path(runner, "chromedriver"))
+    return shutil.which("chromedriver")
 
 
 def _browser_path() -> str | None:
     candidates = [os.environ.get("EVALCTL_CHROMIUM", ""), "chromium", "chromium-browser"]
+    candidates += ["google-chrome", "google-chrome-stable"]
     return next((shutil.which(c) for c in candidates if c and shutil.which(c)), None)
 
 

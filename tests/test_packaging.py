@@ -25,13 +25,26 @@ PACKAGE = REPO / "evalctl"
 
 # Modules only an extra provides, and the extra that must declare their distribution: the
 # code importing them is reached only when that extra's feature is used.
-EXTRA_ONLY = {"llama_cpp": "local", "numpy": "local", "openai": "openai", "grpc_tools": "dev"}
+EXTRA_ONLY = {
+    "llama_cpp": "local",
+    "numpy": "local",
+    "openai": "openai",
+    "grpc_tools": "dev",
+    "psycopg": "postgres",
+    "starlette": "view",
+    "uvicorn": "view",
+}
 # Namespace packages several distributions share: a module is named by its first two parts.
 NAMESPACES = frozenset({"google"})
 # The daemon's entry point: started only by the local provider, which needs the `local` extra.
 # The grammar sampler: imported by the engine only when it generates (numpy, like llama_cpp,
 # comes with the `local` extra).
-TOP_LEVEL_ALLOWED = {Path("evalctl/server/__main__.py"), Path("evalctl/server/grammar_sampler.py")}
+# The viewer's app: imported only by `evalctl view`, after it checked the `view` extra is there.
+TOP_LEVEL_ALLOWED = {
+    Path("evalctl/server/__main__.py"),
+    Path("evalctl/server/grammar_sampler.py"),
+    Path("evalctl/view/app.py"),
+}
 
 
 def _name(requirement: str) -> str:

@@ -135,7 +135,8 @@ def view(
     if static is not None:
         from evalctl.view.static import write_site
 
-        handle = open_read_only(url, time_limit_s=max(time_limit, 600.0))
+        # Written once, not served: no request to bound, so a day rather than --time-limit.
+        handle = open_read_only(url, time_limit_s=86_400.0)
         try:
             site = write_site(handle, static)
         finally:

@@ -9,10 +9,10 @@ import typer
 from pydantic import BaseModel
 from rich.markup import escape
 
-from evalctl.cli import options
+from evalctl.cli import history_store, options
 from evalctl.cli.output import emit, stdout
 from evalctl.config import Settings
-from evalctl.errors import BadInputError, GateFailedError
+from evalctl.errors import BadInputError, EvalctlError, GateFailedError
 from evalctl.results.models import RunResult
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ def baseline(
             help="With --from MATRIX_DIR: only this cell's baseline (repeatable).",
         ),
     ] = None,
+    store: history_store.StoreOpt = None,
+    no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Write the per-provider baseline that `evalctl compare` gates against.
@@ -177,13 +179,28 @@ def baseline(
             seed=seed,
             tools_exec=not no_tools_exec,
         )
+        env = options.environ()
+        request = history_store.with_store(request, settings, env, store, no_store)
         from evalctl.runner.execute import execute_run
 
         outcome = execute_run(request, settings, options.environ())
         run, results_path = outcome.result, outcome.results_path
 
     path = out or baseline_path(settings.baselines_dir, run.provider.name)
-    output = _write_one(run, results_path, path, bar, settings)
+
+    def record(outcome: str, code: int, body: dict[str, object]) -> None:
+        history_store.record_verdict(
+            settings, options.environ(), store, no_store, kind="baseline",
+            subject=f"{run.provider.name}/{run.provider.model}", outcome=outcome,
+            exit_code=code, body={"path": str(path), "run_id": run.run_id, **body},
+        )  # fmt: skip
+
+    try:
+        output = _write_one(run, results_path, path, bar, settings)
+    except EvalctlError as exc:
+        record("refused", int(exc.code), {"message": exc.message})
+        raise
+    record("written", 0, output.model_dump(mode="json"))
     emit(output, as_json, render)
 
 

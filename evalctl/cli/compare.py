@@ -18,7 +18,7 @@ import typer
 from evalctl.baselines.comparison import GateVerdict
 from evalctl.baselines.gating import GateOptions, gate_one, narrowed, read_results, run_of
 from evalctl.cases.select import case_filter
-from evalctl.cli import options
+from evalctl.cli import history_store, options
 from evalctl.cli.compare_render import DEFAULT_ROWS, render_comparison, render_diff, step_summary
 from evalctl.cli.output import emit
 from evalctl.errors import BadInputError
@@ -60,6 +60,8 @@ def compare(
     ] = None,
     feature: Annotated[list[str] | None, options.FEATURE] = None,
     meta: Annotated[list[str] | None, options.META] = None,
+    store: history_store.StoreOpt = None,
+    no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> GateVerdict | None:
     """Gate results on a baseline, or diff two runs.
@@ -130,6 +132,14 @@ def compare(
         cmp = gate_one(doc_a, doc_b, GateOptions(gate, alpha, selected), settings)
         emit(cmp, as_json, partial(render_comparison, limit=limit))
         step_summary(cmp)
+        code = int(cmp.verdict.exit_code)
+        history_store.record_verdict(
+            settings, options.environ(), store, no_store, kind="compare",
+            subject=str(doc_b.path),
+            outcome="pass" if code == 0 else "fail", exit_code=code,
+            body={"baseline": str(doc_a.path), "results": str(doc_b.path),
+                  "summary": cmp.verdict.summary},
+        )  # fmt: skip
         # The verdict, typed: `evalctl.cli.app` prints its line and exits with its code.
         return cmp.verdict
     if doc_a.kind == "run":

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from rich.markup import escape
 from rich.table import Table
 
-from evalctl.cli import options
+from evalctl.cli import history_store, options
 from evalctl.cli.output import emit, stderr, stdout
 from evalctl.errors import Ended, ExitCode, Outcome
 from evalctl.userfiles import MAX_TIMEOUT_S
@@ -123,6 +123,8 @@ def crash_test(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Directory for crash-test.json/.toml/.html.")
     ] = None,
+    store: history_store.StoreOpt = None,
+    no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """SIGKILL the local daemon and prove the client notices and recovers on its own.
@@ -165,9 +167,20 @@ def crash_test(
         as_json,
         _render,
     )
-    if not result.probe.ok:
+    ended = _ended(result.probe.ok, result.passed)
+    history_store.record_verdict(
+        settings, options.environ(), store, no_store, kind="crash-test", subject=crash_id,
+        outcome="pass" if ended is None else "fail",
+        exit_code=int(ended.exit_code) if ended else 0,
+        body={"out_dir": str(out_dir), **result.model_dump(mode="json")},
+    )  # fmt: skip
+    return ended
+
+
+def _ended(probe_ok: bool, passed: bool) -> Outcome | None:
+    if not probe_ok:
         return Ended(ExitCode.INFRA)
-    if not result.passed:
+    if not passed:
         return Ended(ExitCode.GATE_FAILED)
     return None
 

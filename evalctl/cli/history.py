@@ -27,10 +27,9 @@ from evalctl.history import queries
 from evalctl.history.queries import CaseHistory, Change, FlakyCase, RunSummary, TrendPoint
 from evalctl.history.store import Store, open_store
 
-app = typer.Typer(
-    help="The run store: import results folders, list runs, a case's history, flaky cases, "
-    "changes and trends.",
-    no_args_is_help=True,
+HELP = (
+    "The run store: import results folders, list runs, a case's history, flaky cases, "
+    "changes and trends."
 )
 
 SUITE = typer.Option("--suite", help="Only runs of this suite.")
@@ -499,6 +498,8 @@ def prune(
 
 
 def register(root: typer.Typer) -> None:
+    # A group of its own per call: tests register the commands once per command line.
+    app = typer.Typer(help=HELP, no_args_is_help=True)
     app.command("import")(import_)
     app.command("list")(list_)
     app.command("case")(case)

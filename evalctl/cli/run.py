@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evalctl.cases.select import parse_meta
-from evalctl.cli import confirm_option, options
+from evalctl.cli import confirm_option, history_store, options
 from evalctl.cli.output import emit, stdout
 from evalctl.cli.run_matrix import matrix_plan, matrix_reports, resumed_cell, run_matrix
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
@@ -195,6 +195,8 @@ def run(
     confirm: Annotated[str | None, confirm_option.CONFIRM] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
     allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
+    store: history_store.StoreOpt = None,
+    no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -215,6 +217,9 @@ def run(
     --allow-outside-paths lets suites name files outside their project (docs/security.md).
 
     --limit N runs the first N cases of each suite, after the other filters.
+
+    Each run (each matrix cell's too) is recorded in the run store (docs/history.md):
+    --store URL chooses it, --no-store records nothing.
 
     Several --provider or --model values, or a \\[matrix] in evalctl.toml when neither is
     given, run a matrix: one run per provider x model x prompt variant, each in
@@ -283,6 +288,8 @@ def run(
         confirm=confirm,
         no_tools_exec=no_tools_exec,
     )
+    settings = options.settings_from_env(request.paths, code_may_run=request.tools_exec)
+    request = history_store.with_store(request, settings, options.environ(), store, no_store)
     if plan is not None:
         return run_matrix(request, plan[0], as_json)
     if request.provider == "all":

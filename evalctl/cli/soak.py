@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from rich.markup import escape
 from rich.table import Table
 
-from evalctl.cli import options
+from evalctl.cli import history_store, options
 from evalctl.cli.output import emit, stderr, stdout
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
 from evalctl.userfiles import MAX_TIMEOUT_S
@@ -144,6 +144,8 @@ def soak(
         Path | None,
         typer.Option("--out", "-o", help="Directory for soak.json/.toml, memory.svg, soak.html."),
     ] = None,
+    store: history_store.StoreOpt = None,
+    no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.
@@ -217,11 +219,21 @@ def soak(
         as_json,
         _render,
     )
-    if result.verdict.verdict == "leak":
+    ended = _ended(result.verdict.verdict, result.interrupted, bool(result.error))
+    history_store.record_verdict(
+        settings, options.environ(), store, no_store, kind="soak", subject=soak_id,
+        outcome=result.verdict.verdict, exit_code=int(ended.exit_code) if ended else 0,
+        body={"out_dir": str(out_dir), **result.model_dump(mode="json")},
+    )  # fmt: skip
+    return ended
+
+
+def _ended(verdict: str, interrupted: bool, error: bool) -> Outcome | None:
+    if verdict == "leak":
         return Ended(ExitCode.GATE_FAILED)
-    if result.interrupted:
+    if interrupted:
         return Ended(ExitCode.INTERRUPTED)
-    if result.error or result.verdict.verdict == "inconclusive":
+    if error or verdict == "inconclusive":
         return Ended(ExitCode.INFRA)
     return None
 

@@ -45,7 +45,7 @@ LLAMA_STAMP := $(VENV)/.llama-stamp
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
-	setup-browser baseline-local install-check llama-cmake-args FORCE
+	setup-browser setup-postgres baseline-local install-check llama-cmake-args FORCE
 
 setup: $(STAMP)
 
@@ -151,6 +151,13 @@ baseline-local: setup
 setup-browser:
 	{ command -v chromium && command -v chromedriver; } >/dev/null || \
 		(apt-get update && apt-get install -y --no-install-recommends chromium chromium-driver)
+
+# The PostgreSQL server the run store's tests start and stop themselves (tests/history_helpers.py:
+# they fail, never skip, without one). Debian as root; elsewhere install PostgreSQL >= 15 so that
+# initdb and pg_ctl are in /usr/lib/postgresql/*/bin or on PATH.
+setup-postgres:
+	ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || command -v pg_ctl >/dev/null || \
+		(apt-get update && apt-get install -y --no-install-recommends postgresql)
 
 soak: setup
 	$(BIN)/evalctl soak --requests 25

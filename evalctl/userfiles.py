@@ -25,6 +25,7 @@ import errno
 import io
 import json
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -188,9 +189,24 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-def parse_json(text: str, path: Path, *, nesting: bool = True) -> Any:
+# A `\\uDXXX` escape of JSON that is not half of a surrogate pair: a lone high surrogate
+# not followed by a low one, or a lone low one not preceded by a high one. Only these make
+# json.loads return a string no UTF-8 writer can encode (a raw surrogate cannot be in text
+# decoded as UTF-8). The pattern may also match text after an escaped backslash, so a match
+# is only a reason to look at the parsed values.
+_LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def parse_json(text: str, path: Path, *, nesting: bool = True, text_check: bool = True) -> Any:
     """Parse JSON text; `nesting=False` leaves the depth check to the caller (who may first
-    drop parts it will not read, and then check what remains)."""
+    drop parts it will not read, and then check what remains). A string holding a lone
+    surrogate (`"\\ud800"`) is refused, naming where it is: printing or writing it would
+    fail later (`text_check=False`: the caller checks, naming rows its own way)."""
+    if text_check and _LONE_SURROGATE_ESCAPE.search(text):
+        _check_json_text(parse_json(text, path, nesting=nesting, text_check=False), path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -206,6 +222,30 @@ def parse_json(text: str, path: Path, *, nesting: bool = True) -> Any:
     if nesting:
         check_nesting(data, path)
     return data
+
+
+def _check_json_text(data: Any, path: Path) -> None:
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        bad = None
+        if isinstance(value, str):
+            bad = _lone_surrogate(value)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if _lone_surrogate(key) is not None:
+                    bad, value = _lone_surrogate(key), key
+                    break
+                stack.append((item, (*loc, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*loc, i)) for i, item in enumerate(value))
+        if bad is not None:
+            where = field_path(loc).encode("utf-8", "backslashreplace").decode("ascii")
+            raise BadInputError(
+                f"holds a lone surrogate ({bad}), which is not a character"
+                + (f", at {where}" if where else ""),
+                file=str(path),
+            )
 
 
 def read_toml(path: Path, *, what: str = "TOML file") -> dict[str, Any]:
@@ -369,7 +409,7 @@ def _records(text: str, path: Path, suffix: str) -> list[Record]:
     if suffix == ".jsonl":
         return _jsonl_records(text, path)
     if suffix == ".json":
-        data = parse_json(text, path)
+        data = parse_json(text, path, text_check=False)  # rows are checked by row and column
         if not isinstance(data, list):
             raise BadInputError("a JSON data file holds an array of objects", file=str(path))
         return [_record(item, f"item {n}", path) for n, item in enumerate(data, start=1)]

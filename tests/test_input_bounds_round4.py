@@ -516,3 +516,42 @@ def test_a_factory_raising_generator_exit_is_named_when_used() -> None:
     reg.add_kind("closer", make)
     with pytest.raises(BadInputError, match=r"kind 'closer' could not be created: GeneratorExit$"):
         reg.kind("closer")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", "{good}", "{bad}"),
+        ("report", "{bad}", "--markdown", "-"),
+        ("baseline", "--from", "{bad}", "--out", "{base}"),
+    ],
+    ids=["compare", "report", "baseline"],
+)
+def test_a_lone_surrogate_in_a_results_file_is_bad_input_naming_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    """It reached the terminal (or an encoder) and ended in exit 4."""
+    out = tmp_path / "out"
+    assert _run(capsys, out)[0] == 0
+    good = out / "results.json"
+    data = json.loads(good.read_text())
+    data["cases"][0]["output"] = "a\ud800b"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))  # ensure_ascii: written as the escape "\ud800"
+    paths = {"good": good, "bad": bad, "base": tmp_path / "base.json"}
+    result = run_cli(capsys, *(a.format(**paths) for a in args))
+    assert result.code == 2, result.err
+    err = _one_line(result.err)
+    assert "bad.json" in err and "lone surrogate" in err and "cases[1].output" in err
+
+
+def test_escaped_surrogate_pairs_in_a_results_file_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert _run(capsys, out)[0] == 0
+    data = json.loads((out / "results.json").read_text())
+    data["cases"][0]["output"] = "\U0001f600 and a literal \\ud800"
+    (out / "results.json").write_text(json.dumps(data))
+    result = run_cli(capsys, "report", str(out / "results.json"), "--markdown", "-")
+    assert result.code == 0, result.err

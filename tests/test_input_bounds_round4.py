@@ -555,3 +555,32 @@ def test_escaped_surrogate_pairs_in_a_results_file_read(
     (out / "results.json").write_text(json.dumps(data))
     result = run_cli(capsys, "report", str(out / "results.json"), "--markdown", "-")
     assert result.code == 0, result.err
+
+
+@pytest.mark.parametrize(
+    ("copies", "confirmation", "words"),
+    [
+        (MAX_CONFIRM_SAMPLES + 1, True, f"at most {MAX_CONFIRM_SAMPLES} a case"),
+        (MAX_SAMPLES + 1, False, f"at most {MAX_SAMPLES} a case"),
+    ],
+)
+def test_a_results_file_with_more_samples_than_the_range_is_bad_input(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    copies: int,
+    confirmation: bool,
+    words: str,
+) -> None:
+    """A hand-made file would otherwise size the gate's arithmetic."""
+    out = tmp_path / "out"
+    assert _run(capsys, out)[0] == 0
+    good = out / "results.json"
+    data = json.loads(good.read_text())
+    [attempt] = data["cases"][0]["attempts"]
+    data["cases"][0]["attempts"] = [{**attempt, "confirmation": confirmation}] * copies
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    result = run_cli(capsys, "compare", str(good), str(bad))
+    assert result.code == 2, result.err
+    err = _one_line(result.err)
+    assert "bad.json" in err and words in err

@@ -266,6 +266,21 @@ class CaseResult(_Strict):
     # Per check, over the confirmation samples (`Attempt.confirmation`), as `check_counts`.
     confirmation_check_counts: dict[str, PassCount] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _samples_in_range(self) -> CaseResult:
+        # The documented ranges (docs/errors.md, "Ranges"): a hand-made file with more
+        # samples than a run can take would cost the gate's arithmetic without bound.
+        samples, confirmations = self.pass_counts()[1], self.confirmation_counts()[1]
+        if samples > MAX_SAMPLES:
+            raise ValueError(f"{samples} scored samples: at most {MAX_SAMPLES} a case")
+        confirmed = [c.runs for c in self.confirmation_check_counts.values()]
+        if max([confirmations, *confirmed]) > MAX_CONFIRM_SAMPLES:
+            raise ValueError(
+                f"{max([confirmations, *confirmed])} confirmation samples: at most "
+                f"{MAX_CONFIRM_SAMPLES} a case"
+            )
+        return self
+
     def pass_counts(self) -> tuple[int, int]:
         """(passed, scored) over the run's own attempts. Crash retries end in `error`, so
         they do not count: what remains is one scored attempt per repeat. Confirmation

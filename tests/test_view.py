@@ -294,6 +294,8 @@ def test_off_loopback_every_request_needs_the_token(store_file: Path) -> None:
         assert "httponly" in traded.headers["set-cookie"].lower()
         assert c.get("/cases").status_code == 200  # the cookie now carries it
         c.cookies.clear()
+        assert c.get("/cases", headers={"cookie": 'bad"cookie; ;;='}).status_code == 401
+        c.cookies.clear()
         assert c.get("/cases").status_code == 401
 
 
@@ -554,3 +556,29 @@ def test_compare_page_gives_what_baseline_from_and_compare_give(
     assert "1 regression (shop/steady)" in page
     # Read from the results files themselves: the note on rebuilt runs is absent.
     assert "as the store records them" not in page
+
+
+def test_the_token_redirect_stays_on_this_site() -> None:
+    import asyncio
+
+    from evalctl.view.app import Guard
+
+    async def never(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("the app behind the guard is not reached")
+
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b""}
+
+    scope = {
+        "type": "http", "method": "GET", "path": "//elsewhere.example/x",
+        "query_string": b"token=t0k3n&a=1", "headers": [(b"host", b"192.0.2.10")],
+    }  # fmt: skip
+    asyncio.run(Guard(never, "t0k3n")(scope, receive, send))  # type: ignore[arg-type]
+    headers = dict(sent[0]["headers"])  # type: ignore[call-overload]
+    assert sent[0]["status"] == 303
+    assert headers[b"location"] == b"/elsewhere.example/x?a=1"

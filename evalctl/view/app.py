@@ -13,13 +13,14 @@ with a cookie and a redirect to the same page without it), then the cookie, or
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -106,12 +107,15 @@ class Guard:
             # Trade the token in the address for a cookie: the address can then be shared,
             # and the token stays out of history and logs.
             rest = urlencode([(k, v) for k, v in query if k != "token"])
-            target = scope["path"] + ("?" + rest if rest else "")
+            # One leading slash: `//host/...` would send the browser to another site.
+            target = "/" + quote(scope["path"].lstrip("/")) + ("?" + rest if rest else "")
             response = RedirectResponse(target, status_code=303)
             response.set_cookie(COOKIE, given, httponly=True, samesite="strict", path="/")
             await response(scope, receive, send)
             return
-        cookie = SimpleCookie(headers.get("cookie", ""))
+        cookie: SimpleCookie = SimpleCookie()
+        with contextlib.suppress(CookieError):  # a malformed Cookie header carries no token
+            cookie.load(headers.get("cookie", ""))
         bearer = headers.get("authorization", "")
         candidates = [cookie[COOKIE].value] if COOKIE in cookie else []
         if bearer.lower().startswith("bearer "):

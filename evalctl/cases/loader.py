@@ -24,7 +24,7 @@ from evalctl.providers.targets.config import SAMPLING_KEYWORDS, HttpTarget
 from evalctl.scoring.declared import parse_assertions
 from evalctl.scoring.kinds import SuiteKind
 from evalctl.tools.command import command_problems
-from evalctl.tools.declared import declared_tool_problems
+from evalctl.tools.declared import declared_tool_problems, mcp_decl_problems
 from evalctl.tools.python_tool import python_tool_problems
 from evalctl.tools.spy_functions import refusal as spy_refusal
 
@@ -201,6 +201,10 @@ def load_suite(path: Path) -> Suite:
         # A spied function's calls, and those a target reports, are tool calls too.
         offered = list(table.tools) + [spy.tool_name for spy in table.spy]
         offered += [name for target in table.target for name in target.tools]
+        if table.mcp:
+            # An MCP server's tool names are known once it answers, never here: the
+            # assertions' names are checked against them then (evalctl.mcp_toolset).
+            offered = None
         expanded, file_errors = expand_cases(table, raw_cases, path.parent, path)
         errors.errors.extend(file_errors)
     else:
@@ -313,6 +317,12 @@ def _check_suite(errors: _Collector, path: Path, table: SuiteTable) -> SuiteKind
             )
         for field, message in declared_tool_problems(decl, suite_dir):
             errors.add(message, field=f"{where}.{field}")
+    for index, server in enumerate(table.mcp, start=1):
+        # Checked from the file alone: validating a suite starts no server
+        # (`cases validate --connect` does, evalctl.mcp_toolset).
+        where = f"suite.mcp[{index}]"
+        for field, message in mcp_decl_problems(server, suite_dir):
+            errors.add(message, field=f"{where}.{field}")
     _check_app_functions(errors, table, suite_dir)
     if table.output_schema is not None:
         problem = schema_problem(table.output_schema)
@@ -413,7 +423,16 @@ def _build_case(
         top_p=entry.top_p,
         seed=entry.seed,
         vars=entry.vars,
+        mcp=entry.mcp,
     )
+    servers = [m.name for m in table.mcp]
+    for name in entry.mcp or []:
+        if name not in servers:
+            errors.add(
+                f"unknown MCP server {name!r} (the suite's: {', '.join(servers) or 'none'})",
+                case_id=entry.id,
+                field="case.mcp",
+            )
     # The kind's `case_problems` hook: what only the kind can tell (a file a case names, a
     # cross-field rule), found at validate time.
     for field, message in kind.case_problems(table, case, suite_dir):
@@ -576,6 +595,16 @@ def tool_exec_refusals(
                         f"suite.target[{index}]",
                     )
                 )
+        for index, server in enumerate(suite.table.mcp, start=1):
+            if server.command is not None:
+                errors.append(
+                    _exec_refusal(
+                        suite,
+                        f"MCP server {server.name!r} is started as a program (stdio), which "
+                        "runs code, and suites may not run code here; no process was started",
+                        f"suite.mcp[{index}].command",
+                    )
+                )
         for index, _spy in enumerate(suite.table.spy, start=1):
             errors.append(
                 _exec_refusal(
@@ -605,6 +634,13 @@ def env_refusals(suites: list[Suite], allowed_env: Collection[str]) -> list[BadI
                 fields += [
                     (f"suite.target[{index}].headers.{key}", value)
                     for key, value in target.headers.items()
+                ]
+        for index, server in enumerate(suite.table.mcp, start=1):
+            if server.url is not None:
+                fields.append((f"suite.mcp[{index}].url", server.url))
+                fields += [
+                    (f"suite.mcp[{index}].headers.{key}", value)
+                    for key, value in server.headers.items()
                 ]
         for field, text in fields:
             refused = env_refusal(text, allowed_env, file=str(suite.path), field=field)

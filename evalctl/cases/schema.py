@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from evalctl.cases.tooldecl import ToolDecl
+from evalctl.cases.tooldecl import McpDecl, ToolDecl
 from evalctl.providers.targets.config import FUNCTION_PATTERN, TargetConfig
 from evalctl.results.models import GateRuleName, SuiteGate
 from evalctl.userfiles import MAX_TIMEOUT_S
@@ -126,6 +126,9 @@ class SuiteTable(_SamplingFields):
     tools: list[str] = Field(default_factory=list)
     # Tools this suite declares itself (fixture, command, python or mock backed).
     tool: list[ToolDecl] = Field(default_factory=list)
+    # MCP servers whose tools are offered too (`[[suite.mcp]]`, docs/mcp.md): their names are
+    # known once a server answers, and checked then.
+    mcp: list[McpDecl] = Field(default_factory=list)
     # `auto`, `none`, `required` or one of `tools`. `required` or a name forces the first turn
     # only: later turns are `auto`, so the model can answer once the tool has run. Read by the
     # `assert` kind; None leaves the choice to the kind (`auto` for `assert`).
@@ -196,6 +199,8 @@ class SuiteTable(_SamplingFields):
         tools = info.data.get("tools")
         if value is None or value in TOOL_CHOICES[:2] or tools is None:
             return value  # `tools` itself invalid: said there
+        if info.data.get("mcp"):
+            return value  # an MCP server's tool: checked when the server answers
         if not tools:
             raise ValueError(f"{value!r} needs a tool to call, and suite.tools is empty")
         if value != "required" and value not in tools:
@@ -203,6 +208,15 @@ class SuiteTable(_SamplingFields):
                 f"{value!r} is not one of the suite's tools ({', '.join(tools)}); "
                 f"give one of them or {', '.join(TOOL_CHOICES)}"
             )
+        return value
+
+    @field_validator("mcp")
+    @classmethod
+    def _servers_named_once(cls, value: list[McpDecl]) -> list[McpDecl]:
+        names = [m.name for m in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"MCP server {', '.join(twice)} is declared twice")
         return value
 
     @field_validator("target", mode="before")
@@ -262,6 +276,8 @@ class CaseEntry(_SamplingFields):
     timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     # Values the case's `{{ var }}` placeholders are filled from (a data row's columns).
     vars: dict[str, Any] = Field(default_factory=dict)
+    # The suite's MCP servers this case is offered (by `[[suite.mcp]]` name); None: all.
+    mcp: list[str] | None = None
 
 
 class AssertionSpec(BaseModel):
@@ -299,6 +315,8 @@ class Case(BaseModel):
     vars: dict[str, Any] = Field(default_factory=dict)
     # The case's `metadata` labels (`--meta key=value` selects on them).
     metadata: dict[str, str] = Field(default_factory=dict)
+    # The suite's MCP servers the case is offered (`mcp = [...]`); None: every one.
+    mcp: list[str] | None = None
 
     @property
     def key(self) -> str:

@@ -80,3 +80,53 @@ def _check_json(value: Any) -> None:
         raise ValueError(
             f"`mock` must be a JSON value (a TOML date or time is not): {exc}"
         ) from None
+
+
+# A server's name is what a case's `mcp = [...]` and every message name it by.
+MCP_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+class McpDecl(BaseModel):
+    """`[[suite.mcp]]`: a Model Context Protocol server whose tools the suite offers, started
+    over stdio (`command`, with `env` and `cwd`) or reached over streamable HTTP (`url`, with
+    `headers`); docs/mcp.md. Its tools are known only once it answers (evalctl.mcp_toolset)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=MCP_NAME_PATTERN)
+    # stdio: the program and its arguments, started once per run (per case with `per_case`).
+    command: list[str] | None = Field(default=None, min_length=1)
+    # Variables the server sees beyond the allowlist (evalctl.tools.environment); a value's
+    # `${VAR}` reads evalctl's environment, and is redacted wherever evalctl writes.
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    # Where the server runs, relative to the suite file's folder (inside its project).
+    cwd: str | None = None
+    # Streamable HTTP: the endpoint; `${VAR}` in it and in `headers` as an http target's.
+    url: str | None = Field(default=None, min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    # Globs (fnmatch) over the names the server gives: which of its tools are offered.
+    tools: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    # The most one call may take (or the case's time left, if less); then a tool error.
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    # Put before each of its tools' names, to avoid a clash with another server's or a
+    # declared tool's: `prefix = "fs_"` offers `read_file` as `fs_read_file`.
+    prefix: str = Field(default="", pattern=r"^[A-Za-z0-9_-]{0,32}$")
+    # A fresh server for every case (a server that keeps state between calls).
+    per_case: bool = False
+    # A server that cannot start or answer errors the suite's cases (default: they are
+    # skipped, saying why, as an unmet `requires` skips them).
+    required: bool = False
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpDecl:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        if self.url is not None and (self.env or self.cwd is not None):
+            raise ValueError("`env` and `cwd` apply only to a stdio server (`command`)")
+        if self.command is not None and self.headers:
+            raise ValueError("`headers` apply only to an HTTP server (`url`)")
+        return self
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"

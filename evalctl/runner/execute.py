@@ -61,6 +61,7 @@ from evalctl.runner.confirm import ConfirmPlan, confirm_drops
 from evalctl.runner.embedding import run_embedder
 from evalctl.runner.events import RunEvents
 from evalctl.runner.journal import Journal
+from evalctl.runner.mcp_servers import RunServers
 from evalctl.runner.progress import RunProgress
 from evalctl.runner.recorded import run_settings
 from evalctl.runner.restart import RestartPerCase
@@ -115,6 +116,7 @@ def _setups(
     request: RunRequest,
     judge: JudgeService | None,
     embedder: Embedder | None = None,
+    servers: RunServers | None = None,
 ) -> list[CaseSetup]:
     setups = []
     for suite in suites:
@@ -127,11 +129,13 @@ def _setups(
             # A limit the user set is taken as given; without one, the configured case
             # timeout is a floor the measured speed may raise (evalctl.runner.timelimit).
             explicit = request.timeout_s or case.timeout_s or suite.table.timeout_s
+            # The run's MCP servers' tools, those of the servers the case is offered.
+            mcp_tools = servers.case_tools(suite, case) if servers is not None else {}
             setup = CaseSetup(
                 suite,
                 case,
                 kind,
-                tools,
+                {**tools, **mcp_tools} if mcp_tools else tools,
                 settings,
                 explicit or settings.case_timeout_s,
                 resources,
@@ -258,6 +262,7 @@ def execute_run(
     judge: JudgeService | None = None
     # Made before the restart wrapper, which embeds nothing; the fallback starts on first use.
     embedder = run_embedder(provider, options)
+    servers = RunServers(suites, env)
     try:
         if request.script is not None and replays_script(provider.name):
             # Against every suite in scope, not only the selected ones: one script may serve
@@ -277,6 +282,8 @@ def execute_run(
         # a suite file deleted from them since the baseline must gate as orphaned.
         suite_filter = sorted(s.name for s in suites) if narrowed_to else []
         # The run directory's lock (runner.rundir) is held until results are on disk.
+        # Started (or reached) once for the run, listed, and closed in `finally` below.
+        servers.open()
         with ExitStack() as held:
             return _execute(
                 request,
@@ -289,8 +296,10 @@ def execute_run(
                 held,
                 targets,
                 embedder,
+                servers,
             )
     finally:
+        servers.close()
         if judge is not None:
             judge.close()
         embedder.close()
@@ -309,8 +318,9 @@ def _execute(
     held: ExitStack,
     targets: SuiteTargets,
     embedder: Embedder | None = None,
+    servers: RunServers | None = None,
 ) -> RunOutcome:
-    setups = _setups(suites, settings, request, judge, embedder)
+    setups = _setups(suites, settings, request, judge, embedder, servers)
     opened = {s.suite.name: s.resources for s in setups}
     selection = [s.case.key for s in setups]
     if request.shard is not None:
@@ -346,7 +356,7 @@ def _execute(
         if reason is not None:
             return skipped_case(setup, reason)
 
-        def run() -> CaseResult:
+        def run_with(setup: CaseSetup) -> CaseResult:
             return run_case(
                 setup,
                 targets.provider_for(setup.suite.name, provider),
@@ -357,6 +367,10 @@ def _execute(
                 sampled=request.sampled,
                 seed_base=request.seed_base,
             )
+
+        def run() -> CaseResult:
+            # The suite's MCP servers failed: skipped or errored; per-case ones opened here.
+            return servers.run_case(setup, run_with) if servers is not None else run_with(setup)
 
         result = provider.around_case(run) if isinstance(provider, RestartPerCase) else run()
         if result.sampling is None:  # a sampled case records its last sample's

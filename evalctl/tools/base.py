@@ -38,7 +38,13 @@ class ToolInputError(Exception):
 
 class ToolFailedError(ToolInputError):
     """The tool itself failed (an error, a non-zero exit, a timeout). Like a bad call, this
-    goes back to the model as a tool error: it is the feature under test, not the harness."""
+    goes back to the model as a tool error: it is the feature under test, not the harness.
+    `data`: what the spy records of the failed call besides its message (an MCP server's
+    error result, its content and structured content)."""
+
+    def __init__(self, message: str, *, data: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.data = data or {}
 
 
 @dataclass
@@ -114,6 +120,7 @@ class ToolSpy:
         started = time.perf_counter()
         tool = self._tools.get(call.name)
         output: ToolOutput | None = None
+        failed: dict[str, Any] = {}
         invalid: list[str] = []
         if tool is not None and self._checkable(call.name, tool):
             invalid = validation_errors(tool.definition.parameters, call.arguments)
@@ -131,6 +138,7 @@ class ToolSpy:
                 content, is_error = output.content, False
             except ToolInputError as exc:
                 content, is_error = f"error: {exc}", True
+                failed = exc.data if isinstance(exc, ToolFailedError) else {}
         self.records.append(
             ToolCallRecord(
                 turn=turn,
@@ -138,7 +146,7 @@ class ToolSpy:
                 arguments=capped(call.arguments),
                 normalized_arguments=capped(output.normalized_arguments) if output else None,
                 result=content,
-                data=capped(output.data) if output else {},
+                data=capped(output.data) if output else capped(failed),
                 is_error=is_error,
                 invalid_arguments=invalid,
                 duration_ms=round((time.perf_counter() - started) * 1000, 3),

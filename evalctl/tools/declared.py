@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalctl import userfiles, userpaths
-from evalctl.cases.tooldecl import ToolDecl
+from evalctl.cases.tooldecl import McpDecl, ToolDecl
 from evalctl.errors import BadInputError
 from evalctl.tools.base import Tool, ToolContext, ToolFailedError, ToolInputError, ToolOutput
 from evalctl.tools.command import CommandTool, command_problems
@@ -137,6 +137,26 @@ def declared_tool_problems(decl: ToolDecl, suite_dir: Path) -> list[tuple[str, s
     if decl.python is not None:
         # Read, never imported: validating a suite runs none of its code.
         problems.extend(("python", m) for m in python_tool_problems(decl.python, suite_dir))
+    return problems
+
+
+def mcp_decl_problems(decl: McpDecl, suite_dir: Path) -> list[tuple[str, str]]:
+    """(field, message) for what can be told of a `[[suite.mcp]]` server without starting
+    it: its program, the scripts it names, its folder."""
+    problems: list[tuple[str, str]] = []
+    if decl.command is not None:
+        problems.extend(("command", m) for m in command_problems(decl.command, suite_dir))
+        problems.extend(("command", m) for m in command_file_problems(decl.command, suite_dir))
+    if decl.cwd is not None:
+        try:
+            folder = userpaths.inside_project(
+                decl.cwd, suite_dir, file=suite_dir, field=f"mcp {decl.name}.cwd"
+            )
+        except BadInputError as exc:
+            problems.append(("cwd", exc.message))
+        else:
+            if not folder.is_dir():
+                problems.append(("cwd", f"not a directory: {folder}"))
     return problems
 
 

@@ -23,6 +23,7 @@ from evalctl.scoring.declared import parse_assertion, parse_assertions
 from tests.cli_helpers import evalctl
 from tests.conftest import REPO
 from tests.scoring_helpers import score_all
+from tests.target_helpers import run_suite, unique, write
 
 TOOLS = ["search", "get_wine", "pair"]
 
@@ -518,3 +519,90 @@ def test_the_docs_example_validates_and_its_message_is_the_one_written() -> None
     result = score_all(KIND, _case([spec]), Transcript([], [], calls))[0]
     written = " ".join(section[section.index("`'get_wine' called") :].split("`")[1].split())
     assert result.message == written
+
+
+def test_they_judge_the_calls_a_spied_application_made(tmp_path: Path) -> None:
+    tools, app = unique("trajtools"), unique("trajapp")
+    write(
+        tmp_path / f"{tools}.py",
+        """
+        def lookup(sku):
+            if sku.startswith("x"):
+                raise KeyError(sku)
+            return {"sku": sku}
+
+        def add(sku, qty=1):
+            return qty
+        """,
+    )
+    write(
+        tmp_path / f"{app}.py",
+        f"""
+        import {tools} as tools
+
+        def answer(request):
+            for sku in request["prompt"].split():
+                try:
+                    tools.lookup(sku)
+                except KeyError:
+                    pass
+            tools.add("a1", qty=2)
+            return "done"
+        """,
+    )
+    suite = write(
+        tmp_path / "suite.toml",
+        f"""
+        [suite]
+        name = "shop"
+        kind = "assert"
+        target = {{ type = "python", function = "{app}:answer" }}
+        [[suite.spy]]
+        function = "{tools}:lookup"
+        [[suite.spy]]
+        function = "{tools}:add"
+
+        [[case]]
+        id = "basket"
+        input = {{ prompt = "a1 x9" }}
+        [[case.assert]]
+        type = "tool-sequence"
+        order = "exact"
+        steps = [
+          {{ name = "lookup", args = {{ sku = "a1" }} }}, {{ name = "lookup" }}, {{ name = "add" }},
+        ]
+        [[case.assert]]
+        type = "tool-count"
+        name = "lookup"
+        min = 2
+        max = 2
+        [[case.assert]]
+        type = "tool-error"
+        name = "lookup"
+        [[case.assert]]
+        type = "tool-error"
+        name = "add"
+        [[case.assert]]
+        type = "tool-f1"
+        expected = [{{ name = "add", args = {{ sku = "a1" }} }}]
+        threshold = 0.6
+        """,
+    )
+    (case,) = run_suite(suite, tmp_path / "out").cases
+    checks = {c.name: c for c in case.checks}
+    assert {n: c.status for n, c in checks.items()} == {
+        "tool-sequence:exact": "pass",
+        "tool-count:lookup": "pass",
+        "tool-error:lookup": "fail",
+        "tool-error:add": "pass",
+        "tool-f1": "fail",
+    }
+    assert checks["tool-error:lookup"].message.startswith(
+        "1 of 2 call(s) failed: call 2 (lookup): "
+    )
+    assert checks["tool-error:lookup"].message.endswith(
+        'called, in order: 1. lookup{"sku": "a1"}, 2. lookup{"sku": "x9"} (error), '
+        '3. add{"qty": 2, "sku": "a1"}'
+    )
+    # One of three calls was the expected one: precision 1/3, recall 1, F1 0.5 < 0.6.
+    assert checks["tool-f1"].actual["f1"] == 0.5

@@ -9,17 +9,27 @@ one run; an incomplete set of shards is stored shard by shard.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalctl import userfiles
 from evalctl.config import ModelPrice
 from evalctl.errors import BadInputError
-from evalctl.history.record import Provenance, record_run
+from evalctl.history.record import Provenance, Talk, record_run
 from evalctl.history.store import Store
-from evalctl.results.io import RESULTS_JSON, read_run
+from evalctl.results.document import (
+    Document,
+    check_schema_version,
+    require_kind,
+    resolve_results_path,
+    validate_document,
+)
+from evalctl.results.io import RESULTS_JSON, SUPPORTED_RUN_VERSIONS, read_run
 from evalctl.results.merge import merge_shards
 from evalctl.results.models import RunResult
+from evalctl.results.versions import upgrade
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,44 @@ def _shard_group(run: RunResult) -> tuple[object, ...] | None:
     )
 
 
+def read_for_import(path: Path) -> tuple[RunResult, list[Talk]]:
+    """A results file as `read_run` reads it (every version, upgraded; the same located
+    errors), except its conversations: they are taken apart as the file holds them and not
+    validated, which would cost most of the time (they are most of a results file), since
+    the store keeps them as they are on disk."""
+    path = resolve_results_path(path)
+    text = userfiles.read_text(path)
+    # The lone-surrogate check scans the text with a regular expression, the slowest step
+    # of a read: it runs only where an escape that could be one appears at all.
+    suspect = "\\ud" in text or "\\uD" in text
+    data = userfiles.parse_json(text, path, nesting=False, text_check=suspect)
+    if not isinstance(data, dict):
+        raise BadInputError("expected a JSON object at the top level", file=str(path))
+    doc = Document(path=path, data=data)
+    require_kind(doc, "run")
+    check_schema_version(doc, SUPPORTED_RUN_VERSIONS)
+    data = upgrade("run", data)
+    talks: list[Talk] = []
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        for case in cases:
+            if not isinstance(case, dict):
+                break
+            transcript = case.pop("transcript", None)
+            tool_calls = case.pop("tool_calls", None)
+            talks.append(
+                Talk(
+                    transcript if isinstance(transcript, list) else [],
+                    tool_calls if isinstance(tool_calls, list) else [],
+                    str(case.pop("output", "") or ""),
+                )
+            )
+    # No depth check: json.loads bounds the depth it reads (RecursionError, refused), and
+    # what is stored is dumped back as read.
+    run = validate_document(Document(path=path, data=data), RunResult, case_list="cases")
+    return run, talks
+
+
 def import_paths(
     store: Store,
     paths: Sequence[Path],
@@ -74,7 +122,27 @@ def import_paths(
     *,
     prices: Mapping[str, ModelPrice] | None = None,
 ) -> list[Imported]:
-    runs = [(file, read_run(file)) for file in results_files(paths)]
+    """Import every run the paths hold (see the module's docstring); returns each one."""
+    # Reading a big run makes millions of objects, none of them garbage; the cyclic
+    # collector would walk them all again and again (as in `compare`, evalctl.cli.compare).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _import_paths(store, paths, where, prices)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _import_paths(
+    store: Store,
+    paths: Sequence[Path],
+    where: Provenance,
+    prices: Mapping[str, ModelPrice] | None,
+) -> list[Imported]:
+    files = results_files(paths)
+    read = {file: read_for_import(file) for file in files}
+    runs = [(file, read[file][0]) for file in files]
     groups: dict[tuple[object, ...], list[tuple[Path, RunResult]]] = {}
     for file, run in runs:
         group = _shard_group(run)
@@ -88,7 +156,8 @@ def import_paths(
         if count < 2 or indices != list(range(1, count + 1)):
             continue  # not every shard is here (or one is twice): each is stored as it is
         members.sort(key=lambda m: m[1].settings.shard.index if m[1].settings.shard else 0)
-        merged = merge_shards(members, prices=prices)
+        # Merged as `evalctl merge` merges them, conversations included.
+        merged = merge_shards([(file, read_run(file)) for file, _ in members], prices=prices)
         recorded = record_run(store, merged, where, source=members[0][0].parent)
         merged_files.update(file for file, _ in members)
         sources = ", ".join(str(file.parent) for file, _ in members)
@@ -100,7 +169,7 @@ def import_paths(
     for file, run in runs:
         if file in merged_files:
             continue
-        recorded = record_run(store, run, where, source=file.parent)
+        recorded = record_run(store, run, where, source=file.parent, talks=read[file][1])
         done.append(
             Imported(recorded.key, run.run_id, str(file.parent), recorded.cases, recorded.new)
         )

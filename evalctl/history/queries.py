@@ -598,40 +598,69 @@ def _change_of(
 
 
 class _Series:
-    """Every case's runs in the window asked, grouped by history key, oldest first."""
+    """Cases' runs in the window asked, grouped by history key, oldest first."""
 
     def __init__(self) -> None:
         self.label: dict[str, tuple[str, str, str, str, str]] = {}
         self.runs: dict[str, list[CaseRun]] = defaultdict(list)
 
 
-def _series(
-    store: Store,
-    *,
-    suite: str | None,
-    provider: str | None,
-    model: str | None,
-    since: str | None,
-) -> _Series:
+def _case_filter(
+    suite: str | None, provider: str | None, model: str | None, since: str | None
+) -> _Where:
     where = _Where()
     where.add("c.suite = ?", suite)
     where.add("c.provider = ?", provider)
     where.add("c.model = ?", model)
     where.add("c.started_at >= ?", since)
+    return where
+
+
+def _informative_keys(store: Store, where: _Where) -> list[str]:
+    """The history keys whose scored runs in the window hold both a passing and a failing
+    sample: the only cases that can flip or change (the others' every p-value is 1). Found
+    by the database's own aggregation, so the questions read only those cases' runs."""
+    scored = "c.status IN ('pass', 'fail', 'flaky')"
+    clause = f"{where.sql()} AND {scored}" if where.clauses else f" WHERE {scored}"
     rows = store.query(
-        "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
-        f"{_HISTORY_COLUMNS} FROM cases c JOIN runs r ON r.run_key = c.run_key{where.sql()} "
-        "ORDER BY c.history_key, c.started_at, c.run_key",
+        f"SELECT c.history_key FROM cases c{clause} GROUP BY c.history_key "
+        "HAVING SUM(c.passed) > 0 AND SUM(c.passed) < SUM(c.samples)",
         where.params,
     )
+    return sorted(r[0] for r in rows)
+
+
+def _series(store: Store, where: _Where, keys: Sequence[str]) -> _Series:
     series = _Series()
     grouped: dict[str, list[Sequence[Any]]] = defaultdict(list)
-    for row in rows:
-        series.label[row[0]] = (row[1], row[2], row[3], row[4], row[5])
-        grouped[row[0]].append(row[6:])
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        clause = f"{where.sql()} AND" if where.clauses else " WHERE"
+        rows = store.query(
+            "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
+            f"{_HISTORY_COLUMNS} FROM cases c JOIN runs r ON r.run_key = c.run_key"
+            f"{clause} c.history_key IN ({marks}) ORDER BY c.history_key, c.started_at, c.run_key",
+            [*where.params, *chunk],
+        )
+        for row in rows:
+            series.label[row[0]] = (row[1], row[2], row[3], row[4], row[5])
+            grouped[row[0]].append(row[6:])
     for key, group in grouped.items():
         series.runs[key] = _case_runs(group)
     return series
+
+
+def _changes_of(series: _Series, alpha: float) -> dict[str, Change]:
+    found = {}
+    for key, runs in series.runs.items():
+        s, case_id, prov, mod, variant = series.label[key]
+        change = _change_of(
+            s, case_id, prov, mod, variant, runs, cases_searched=len(series.runs), alpha=alpha
+        )
+        if change is not None:
+            found[key] = change
+    return found
 
 
 def changes(
@@ -645,17 +674,9 @@ def changes(
 ) -> list[Change]:
     """Cases whose pass rate changed for good within the window, one change each (its best
     split), newest change first."""
-    series = _series(store, suite=suite, provider=provider, model=model, since=since)
-    searched = [k for k, runs in series.runs.items() if analysis.informative(_points(runs))]
-    found = []
-    for key in searched:
-        s, case_id, prov, mod, variant = series.label[key]
-        change = _change_of(
-            s, case_id, prov, mod, variant, series.runs[key],
-            cases_searched=len(searched), alpha=alpha,
-        )  # fmt: skip
-        if change is not None:
-            found.append(change)
+    where = _case_filter(suite, provider, model, since)
+    series = _series(store, where, _informative_keys(store, where))
+    found = list(_changes_of(series, alpha).values())
     found.sort(key=lambda c: (c.started_at, c.suite, c.case_id), reverse=True)
     return found
 
@@ -671,7 +692,8 @@ def flaky_cases(
     limit: int | None = None,
 ) -> list[FlakyCase]:
     """Cases that flip between runs with an unchanged definition, most flips first."""
-    series = _series(store, suite=suite, provider=provider, model=model, since=since)
+    where = _case_filter(suite, provider, model, since)
+    series = _series(store, where, _informative_keys(store, where))
     found = []
     for key, runs in series.runs.items():
         points = _points(runs)
@@ -768,37 +790,38 @@ def latest_cases(
 ) -> list[LatestCase]:
     """Every case's latest run (per provider, model, prompt variant and sampling), by suite
     and case id; with its changepoint where it has one (`with_changes`)."""
-    series = _series(store, suite=suite, provider=provider, model=model, since=None)
+    where = _case_filter(suite, provider, model, None)
+    rows = store.query(
+        "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
+        "c.status, c.pass_rate, c.run_key, r.run_id, c.started_at, n.runs FROM cases c "
+        "JOIN (SELECT c.history_key AS k, MAX(c.started_at) AS last, COUNT(*) AS runs "
+        f"FROM cases c{where.sql()} GROUP BY c.history_key) n "
+        "ON c.history_key = n.k AND c.started_at = n.last "
+        "JOIN runs r ON r.run_key = c.run_key ORDER BY c.run_key",
+        where.params,
+    )
     by_key: dict[str, Change] = {}
     if with_changes:
-        searched = [k for k, runs in series.runs.items() if analysis.informative(_points(runs))]
-        for key in searched:
-            s, case_id, prov, mod, variant = series.label[key]
-            change = _change_of(
-                s, case_id, prov, mod, variant, series.runs[key], cases_searched=len(searched)
-            )
-            if change is not None:
-                by_key[key] = change
-    found = []
-    for key, runs in series.runs.items():
-        s, case_id, prov, mod, variant = series.label[key]
-        latest = runs[-1]
-        found.append(
-            LatestCase(
-                suite=s,
-                case_id=case_id,
-                provider=prov,
-                model=mod,
-                prompt_variant=variant,
-                status=latest.status,
-                pass_rate=latest.pass_rate,
-                run=latest.run,
-                run_id=latest.run_id,
-                started_at=latest.started_at,
-                runs=len(runs),
-                change=by_key.get(key),
-            )
+        series = _series(store, where, _informative_keys(store, where))
+        by_key = _changes_of(series, analysis.DEFAULT_ALPHA)
+    latest: dict[str, LatestCase] = {}
+    for key, s, case_id, prov, mod, variant, status, rate, run, run_id, started, runs in rows:
+        # Two runs started in the same second: the later key wins, as everywhere else.
+        latest[key] = LatestCase(
+            suite=s,
+            case_id=case_id,
+            provider=prov,
+            model=mod,
+            prompt_variant=variant,
+            status=status,
+            pass_rate=rate,
+            run=run,
+            run_id=run_id,
+            started_at=started,
+            runs=runs,
+            change=by_key.get(key),
         )
+    found = list(latest.values())
     found.sort(key=lambda c: (c.suite, c.case_id, c.provider, c.model, c.prompt_variant))
     return found
 

@@ -181,60 +181,106 @@ class Recorded:
     new: bool  # False: the store already held it
 
 
+@dataclass(frozen=True)
+class Talk:
+    """A case's conversation as JSON-ready data (TurnRecord and ToolCallRecord dicts), as
+    results.json holds it: what its transcript blob is made of."""
+
+    transcript: list[Any]
+    tool_calls: list[Any]
+    output: str
+
+
+def talks_of(result: RunResult) -> list[Talk]:
+    """The conversations of a run held in memory (the runner's), as a file would hold them."""
+    return [
+        Talk(
+            [t.model_dump(mode="json") for t in case.transcript],
+            [t.model_dump(mode="json") for t in case.tool_calls],
+            case.output,
+        )
+        for case in result.cases
+    ]
+
+
+# Joins a run's texts for one redaction pass: json.dumps escapes every control character, so
+# it appears only where put (an error or output holding one falls back to one pass each).
+_SEP = "\x00"
+
+
+def _redact_all(texts: list[str]) -> list[str]:
+    """`redact` over many texts at the cost of one pass (each pass scans the environment)."""
+    if any(_SEP in t for t in texts):
+        return [redact(t) for t in texts]
+    out = redact(_SEP.join(texts)).split(_SEP)
+    return out if len(out) == len(texts) else [redact(t) for t in texts]
+
+
 def record_run(
     store: Store,
     result: RunResult,
     where: Provenance,
     *,
     source: Path | None = None,
+    talks: list[Talk] | None = None,
 ) -> Recorded:
-    """Store `result` (once: a run already stored is left as it is)."""
+    """Store `result` (once: a run already stored is left as it is). `talks`: its cases'
+    conversations where `result` was read without them (`history import` reads a file's
+    conversations apart, which validating would cost most of the time); default: its own.
+    Everything stored is redacted as results files are."""
     key = run_key(result)
     if store.query("SELECT 1 FROM runs WHERE run_key = ?", [key]):
         return Recorded(key, result.run_id, len(result.cases), new=False)
+    talks = talks_of(result) if talks is None else talks
     price = usage_pricer(result.provider.name, result.provider.model)
     variant = _variant(result)
-    case_rows: list[tuple[Any, ...]] = []
-    blobs: dict[str, bytes] = {}
     by_suite: dict[str, list[CaseResult]] = {}
-    for case in result.cases:
+    texts: list[str] = []
+    for case, talk in zip(result.cases, talks, strict=True):
         by_suite.setdefault(case.suite, []).append(case)
-        passed, samples = case.pass_counts()
+        body = ""
+        if talk.transcript or talk.tool_calls:
+            body = json.dumps(
+                {
+                    "system_prompt": result.system_prompts.get(case.system_prompt or ""),
+                    "transcript": talk.transcript,
+                    "tool_calls": talk.tool_calls,
+                },
+                separators=(",", ":"),
+            )
+        checks = json.dumps(
+            [
+                {
+                    "name": c.name,
+                    "status": c.status,
+                    "expected": c.expected,
+                    "actual": c.actual,
+                    "message": c.message,
+                }
+                for c in case.checks
+            ],
+            default=str,
+            separators=(",", ":"),
+        )
+        texts += [body, checks, talk.output, case.error or ""]
+    texts = _redact_all(texts)
+    blobs: dict[str, bytes] = {}
+    definitions: dict[str, str] = {}
+    case_rows: list[tuple[Any, ...]] = []
+    for n, case in enumerate(result.cases):
+        body, checks, output, error = texts[4 * n : 4 * n + 4]
         transcript_hash = None
-        if case.transcript or case.tool_calls:
-            body = redact(
-                json.dumps(
-                    {
-                        "system_prompt": result.system_prompts.get(case.system_prompt or ""),
-                        "transcript": [t.model_dump(mode="json") for t in case.transcript],
-                        "tool_calls": [t.model_dump(mode="json") for t in case.tool_calls],
-                    },
-                    separators=(",", ":"),
-                )
-            ).encode("utf-8")
-            transcript_hash = hashlib.sha256(body).hexdigest()[:32]
+        if body:
+            data = body.encode("utf-8")
+            transcript_hash = hashlib.sha256(data).hexdigest()[:32]
             if transcript_hash not in blobs:
-                blobs[transcript_hash] = zlib.compress(body, _ZLIB_LEVEL)
+                blobs[transcript_hash] = data
+        passed, samples = case.pass_counts()
+        definitions[case.key] = definition = _definition_hash(result, case)
         sampling = _sampling_key(result, case)
         history = _hash(
             [case.suite, case.id, result.provider.name, result.provider.model, variant, sampling]
         )[:24]
-        checks = redact(
-            json.dumps(
-                [
-                    {
-                        "name": c.name,
-                        "status": c.status,
-                        "expected": c.expected,
-                        "actual": c.actual,
-                        "message": c.message,
-                    }
-                    for c in case.checks
-                ],
-                default=str,
-                separators=(",", ":"),
-            )
-        )
         case_rows.append(
             (
                 key,
@@ -247,7 +293,7 @@ def record_run(
                 variant,
                 sampling,
                 history,
-                _definition_hash(result, case),
+                definition,
                 case.status,
                 case.pass_rate,
                 passed,
@@ -256,15 +302,44 @@ def record_run(
                 case.usage.input_tokens,
                 case.usage.output_tokens,
                 checks,
-                redact(case.error) if case.error else None,
-                redact(case.output),
+                error or None,
+                output,
                 transcript_hash,
             )
         )
-    suite_rows = [_suite_row(key, result, suite, cases, price) for suite, cases in by_suite.items()]
+    suite_rows = [
+        _suite_row(key, result, suite, cases, price, definitions)
+        for suite, cases in by_suite.items()
+    ]
+    run_row = _run_row(key, result, where, source, variant, suite_rows)
+    with store.writing() as cur:
+        _drop_present(store, cur, blobs)
+        # Compressed only once known to be new: a run whose answers repeat an earlier run's
+        # (a scripted or deterministic provider) costs a hash per case, not a compression.
+        store.many(
+            cur,
+            "INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING",
+            [(h, zlib.compress(data, _ZLIB_LEVEL)) for h, data in blobs.items()],
+        )
+        store.run(cur, _insert("runs", len(run_row), "run_key"), run_row)
+        if suite_rows:
+            store.many(cur, _insert("run_suites", len(suite_rows[0]), "run_key, suite"), suite_rows)
+        if case_rows:
+            store.many(cur, _insert("cases", len(case_rows[0]), "run_key, case_key"), case_rows)
+    return Recorded(key, result.run_id, len(result.cases), new=True)
+
+
+def _run_row(
+    key: str,
+    result: RunResult,
+    where: Provenance,
+    source: Path | None,
+    variant: str,
+    suite_rows: list[tuple[Any, ...]],
+) -> tuple[Any, ...]:
     s = result.summary
     shard = result.settings.shard
-    run_row = (
+    return (
         key,
         result.run_id,
         result.kind,
@@ -276,7 +351,7 @@ def record_run(
         result.provider.model_sha256,
         variant,
         json.dumps({k: v.model_dump(mode="json") for k, v in result.settings.sampling.items()}),
-        json.dumps(sorted(by_suite) or result.settings.suites),
+        json.dumps(sorted(r[1] for r in suite_rows) or result.settings.suites),
         json.dumps({r[1]: r[5] for r in suite_rows}),
         result.platform.model_dump_json() if result.platform else None,
         redact(result.environment.model_dump_json()),
@@ -302,19 +377,6 @@ def record_run(
         s.estimated_cost_usd,
         redact(result.settings.model_dump_json(exclude={"shard"})),
     )
-    with store.writing() as cur:
-        _drop_present(store, cur, blobs)
-        store.many(
-            cur,
-            "INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING",
-            list(blobs.items()),
-        )
-        store.run(cur, _insert("runs", len(run_row), "run_key"), run_row)
-        if suite_rows:
-            store.many(cur, _insert("run_suites", len(suite_rows[0]), "run_key, suite"), suite_rows)
-        if case_rows:
-            store.many(cur, _insert("cases", len(case_rows[0]), "run_key, case_key"), case_rows)
-    return Recorded(key, result.run_id, len(result.cases), new=True)
 
 
 def _insert(table: str, columns: int, key: str) -> str:
@@ -334,7 +396,12 @@ def _drop_present(store: Store, cur: Any, blobs: dict[str, bytes]) -> None:
 
 
 def _suite_row(
-    key: str, result: RunResult, suite: str, cases: Sequence[CaseResult], price: Any
+    key: str,
+    result: RunResult,
+    suite: str,
+    cases: Sequence[CaseResult],
+    price: Any,
+    definitions: Mapping[str, str],
 ) -> tuple[Any, ...]:
     statuses = [c.status for c in cases]
     scored = [c for c in cases if c.status in SCORED]
@@ -344,7 +411,7 @@ def _suite_row(
     tokens_out = sum(c.usage.output_tokens for c in cases)
     costs = [price(c.usage) for c in cases]
     cost = None if any(c is None for c in costs) or not costs else round(sum(costs), 6)
-    suite_hash = _hash(sorted(_definition_hash(result, c) for c in cases))[:16]
+    suite_hash = _hash(sorted(definitions[c.key] for c in cases))[:16]
     return (
         key,
         suite,

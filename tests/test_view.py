@@ -582,3 +582,20 @@ def test_the_token_redirect_stays_on_this_site() -> None:
     headers = dict(sent[0]["headers"])  # type: ignore[call-overload]
     assert sent[0]["status"] == 303
     assert headers[b"location"] == b"/elsewhere.example/x?a=1"
+
+
+def test_an_empty_store_has_pages_that_say_so(tmp_path: Path) -> None:
+    path = tmp_path / "empty.sqlite"
+    open_store(str(path)).close()
+    with TestClient(create_app(ViewConfig(store_url=str(path))), base_url=LOCAL) as c:
+        assert "0 runs in the store" in text_of(c.get("/").text)
+        assert "no cases recorded" in text_of(c.get("/cases").text)
+        assert "no flaky cases" in text_of(c.get("/flaky").text)
+        assert c.get("/trends/shop").status_code == 404
+        assert c.get("/cases/shop/steady").status_code == 404
+    out = tmp_path / "site"
+    with open_store(str(path)) as store:
+        from evalctl.view.static import write_site
+
+        site = write_site(store, out)
+    assert site.pages == 4 and (out / "index.html").is_file()

@@ -236,7 +236,6 @@ def _case_row(c: queries.CaseRecord, transcript: queries.Transcript | None) -> d
         "pass_rate": c.pass_rate,
         "latency_ms": c.latency_ms,
         "tokens": c.tokens_in + c.tokens_out,
-        "cost": None,
         "error": _text(c.error) if c.error else None,
         "output": _text(c.output),
         "checks": [
@@ -278,6 +277,10 @@ def _header(r: queries.RunSummary) -> dict[str, Any]:
         "cases": r.total,
         "pass_rate": r.pass_rate,
         "counts": counts,
+        "latency_p50": r.latency_p50,
+        "latency_p95": r.latency_p95,
+        "tokens": f"{r.tokens_in} / {r.tokens_out}",
+        "cost": r.cost_usd,
     }
 
 

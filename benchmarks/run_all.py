@@ -37,6 +37,9 @@ BENCHMARKS = (
     "bench_confirm_arithmetic.py",
     # `evalctl view`: each page's server time over 1,000 runs of 100 cases (SQLite).
     "bench_view.py",
+    # The run store: recording's cost on a 500-case run, import vs json.load, and each
+    # `history` command's server time over 1,000 runs of 100 cases (SQLite, PostgreSQL).
+    "bench_history.py",
 )
 
 

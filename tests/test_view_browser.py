@@ -105,6 +105,19 @@ def _shot(browser: Any, name: str) -> None:
         browser.save_screenshot(str(Path(folder) / f"view-{name}.png"))
 
 
+def _until(browser: Any, done: Any) -> None:
+    """Wait for a navigation a click started (a form's submit returns before the next page
+    has loaded); generous, as the machine may be busy."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 120).until(done)
+
+
+def _click_to(browser: Any, element: Any, fragment: str) -> None:
+    element.click()
+    _until(browser, lambda d: fragment in d.current_url)
+
+
 def _rows(browser: Any, table: str) -> list[str]:
     from selenium.webdriver.common.by import By
 
@@ -124,24 +137,22 @@ def test_filter_runs_open_a_case_and_compare_two_runs(browser: Any, viewer: str)
     # Filter: the runs since the second day's noon, by typing into the form and submitting.
     since = browser.find_element(By.NAME, "since")
     since.send_keys("2026-11-02T12:00")
-    browser.find_element(By.ID, "apply").click()
-    assert "since=2026-11-02T12%3A00" in browser.current_url
+    _click_to(browser, browser.find_element(By.ID, "apply"), "since=2026-11-02T12%3A00")
     rows = _rows(browser, "runs")
     assert len(rows) == 5
     assert all("2026-11-02 1" in r for r in rows)
     assert "5 runs in the store, filtered" in browser.find_element(By.CLASS_NAME, "meta").text
     browser.find_element(By.NAME, "branch").send_keys("no-such-branch")
-    browser.find_element(By.ID, "apply").click()
+    _click_to(browser, browser.find_element(By.ID, "apply"), "branch=no-such-branch")
     assert _rows(browser, "runs") == ["no runs match these filters"]
 
     # A case's history: from the cases page, the strip with the changepoint marked.
-    browser.find_element(By.LINK_TEXT, "Cases").click()
+    _click_to(browser, browser.find_element(By.LINK_TEXT, "Cases"), "/cases")
     row = next(r for r in browser.find_elements(By.CSS_SELECTOR, "#cases tbody tr")
                if "shop/steady" in r.text)  # fmt: skip
     assert "100% → 0%" in row.text
     _shot(browser, "cases")
-    row.find_element(By.LINK_TEXT, "shop/steady").click()
-    assert browser.current_url.endswith("/cases/shop/steady")
+    _click_to(browser, row.find_element(By.LINK_TEXT, "shop/steady"), "/cases/shop/steady")
     squares = browser.find_elements(By.CSS_SELECTOR, "#strip a")
     statuses = [s.get_attribute("data-status") for s in squares]
     assert statuses == ["pass"] * (BROKEN_AT - 1) + ["fail"] * (RUNS - BROKEN_AT + 1)
@@ -154,11 +165,10 @@ def test_filter_runs_open_a_case_and_compare_two_runs(browser: Any, viewer: str)
     _shot(browser, "case")
 
     # Two runs compared: from the latest run's page, "compare it with the run before".
-    browser.find_element(By.LINK_TEXT, "Runs").click()
-    browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr td a")[0].click()
-    assert "/runs/" in browser.current_url
-    browser.find_element(By.PARTIAL_LINK_TEXT, "compare it with the run before").click()
-    assert "/compare/" in browser.current_url
+    _click_to(browser, browser.find_element(By.LINK_TEXT, "Runs"), "/runs")
+    _click_to(browser, browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr td a")[0], "/runs/")
+    before = browser.find_element(By.PARTIAL_LINK_TEXT, "compare it with the run before")
+    _click_to(browser, before, "/compare/")
     verdict = browser.find_element(By.ID, "verdict").find_element(By.XPATH, "following::p")
     assert re.match(r"(OK|FAILED|UNSCORED) \(exit \d, statistical gate\)", verdict.text)
     changed = browser.find_elements(By.CSS_SELECTOR, "h3")
@@ -197,3 +207,30 @@ def test_the_flaky_page_ranks_the_coin_cases(browser: Any, viewer: str) -> None:
     rows = _rows(browser, "flaky")
     assert {rows[0].split()[0], rows[1].split()[0]} == {"shop/coin-a", "shop/coin-b"}
     assert browser.find_element(By.TAG_NAME, "h1").text == "Flaky cases"
+
+
+def test_the_static_site_in_the_browser(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from evalctl.history.store import open_store
+    from evalctl.view.static import write_site
+
+    folder = tmp_path_factory.mktemp("static")
+    build_store(folder / "history.sqlite")
+    with open_store(str(folder / "history.sqlite")) as store:
+        write_site(store, folder / "site")
+    browser.get((folder / "site" / "index.html").as_uri())
+    assert len(_rows(browser, "runs")) == RUNS  # a static list is whole
+    _click_to(browser, browser.find_element(By.LINK_TEXT, "Cases"), "/cases/index.html")
+    _click_to(browser, browser.find_element(By.LINK_TEXT, "shop/steady"), "/shop/steady/index")
+    squares = browser.find_elements(By.CSS_SELECTOR, "#strip a")
+    statuses = [s.get_attribute("data-status") for s in squares]
+    assert statuses == ["pass"] * (BROKEN_AT - 1) + ["fail"] * (RUNS - BROKEN_AT + 1)
+    assert browser.find_elements(By.CSS_SELECTOR, "#strip .cp")
+    # Its links are files of the site: the changepoint's run opens.
+    link = browser.find_element(By.ID, "changepoint").find_element(By.TAG_NAME, "a")
+    _click_to(browser, link, "/runs/")
+    assert browser.find_element(By.TAG_NAME, "h1").text.startswith("Run ")
+    assert browser.current_url.endswith("/index.html")

@@ -132,6 +132,10 @@ def test_a_run_page_has_its_cases_checks_transcripts_and_tool_calls(
     assert "answer" in words  # the failing check of shop/steady
     assert "compare it with the run before" in words
     assert f'href="/compare/{keys[-2]}/{keys[-1]}"' in page.text
+    # Only the cases that ended so, on asking.
+    failed = client.get(f"/runs/{keys[-1]}", params={"status": "fail"})
+    shown = re.findall(r'<tr id="case-\d+"><td><a href="/cases/shop/([\w-]+)"', failed.text)
+    assert shown and "steady" in shown and "hostile" not in shown
     # A run is also found by its run id, the name report.html links it by.
     by_name = client.get(f"/runs/{run_id(RUNS)}")
     assert by_name.status_code == 200 and text_of(by_name.text) == text_of(page.text)

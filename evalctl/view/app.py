@@ -193,6 +193,7 @@ def create_app(config: ViewConfig) -> ASGIApp:
             pages.run,
             run_id=request.path_params["run_id"],
             window=_bounds(config, request),
+            query=params(request),
         )
 
     async def cases(request: Request) -> Response:

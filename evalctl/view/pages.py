@@ -284,23 +284,38 @@ def _header(r: queries.RunSummary) -> dict[str, Any]:
     }
 
 
-def run(store: Store, *, links: Links, run_id: str, window: Window) -> Page:
+def run(
+    store: Store,
+    *,
+    links: Links,
+    run_id: str,
+    window: Window,
+    query: Mapping[str, str] | None = None,
+) -> Page:
     detail = queries.get_run(store, run_id, transcripts=False)
     if detail is None:
         raise NotFound(f"no run {run_id!r} in the store")
-    shown = window.cut(detail.cases)
+    # `?status=fail` (or pass, flaky, error, skipped): only the cases that ended so.
+    status = ((query or {}).get("status") or "").strip() or None
+    listed = [c for c in detail.cases if status is None or c.status == status]
+    shown = window.cut(listed)
     transcripts = _transcripts(store, [c.transcript_hash for c in shown if c.transcript_hash])
     cases = [_case_row(c, transcripts.get(c.transcript_hash or "")) for c in shown]
-    has_next = not window.whole and window.offset + window.size < len(detail.cases)
+    has_next = not window.whole and window.offset + window.size < len(listed)
+    here = ["runs", detail.run.id]
+    present = sorted({c.status for c in detail.cases})
     return Page(
         "run.html",
         f"Run {detail.run.run_id}",
         {
             "run": _header(detail.run),
             "cases": cases,
+            "status": status,
+            "statuses": [] if links.static else [(s, links.to(*here, status=s)) for s in present],
+            "all_cases": links.to(*here),
             "verdicts": _verdicts(store, detail.run),
             "previous": previous_run(store, detail.run),
-            "pager": _pager(window, has_next, links, ["runs", detail.run.id]),
+            "pager": _pager(window, has_next, links, here, status=status),
         },
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-VENDOR_MODULES = ("anthropic", "google.genai", "openai", "llama_cpp", "grpc")
+VENDOR_MODULES = ("anthropic", "google.genai", "openai", "llama_cpp", "grpc", "mcp", "mcp_types")
 
 
 def test_help_imports_no_vendor_sdk() -> None:

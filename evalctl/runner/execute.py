@@ -45,6 +45,7 @@ from evalctl.results.io import write_run
 from evalctl.results.models import (
     CaseResult,
     ConfirmSettings,
+    PassCount,
     ProviderInfo,
     RunResult,
     SampleSettings,
@@ -55,7 +56,7 @@ from evalctl.results.summary import summarize
 from evalctl.retry import RetryPolicy
 from evalctl.runner import environment, resume
 from evalctl.runner.api import RunOutcome, RunRequest
-from evalctl.runner.attempt import CaseSetup
+from evalctl.runner.attempt import AttemptOutcome, CaseSetup
 from evalctl.runner.case import confirmation_attempts, run_case, skipped_case
 from evalctl.runner.confirm import ConfirmPlan, confirm_drops
 from evalctl.runner.embedding import run_embedder
@@ -406,7 +407,7 @@ def _execute(
     if request.confirm is not None and not interrupted:
         result.settings.confirm, interrupted = _confirm(
             request.confirm, request, setups, finished, targets, provider, retry, journal, events,
-            out_dir,
+            out_dir, servers,
         )  # fmt: skip
     # Keep file order, whatever order concurrent workers finished in.
     result.cases = [finished[s.case.key] for s in setups if s.case.key in finished]
@@ -456,6 +457,7 @@ def _confirm(
     journal: Journal,
     events: RunEvents,
     out_dir: Path,
+    servers: RunServers | None = None,
 ) -> tuple[ConfirmSettings | None, bool]:
     """The confirmation step of `run --baseline` (runner.confirm): what it did, and whether
     it was interrupted (the samples taken until then are kept, the record is not). Resumed,
@@ -471,9 +473,14 @@ def _confirm(
         seeds = [s.seed for s in samplings if s.seed is not None]
         resume.record_drawn(out_dir, setup.suite.name, seeds)
         answering = targets.provider_for(setup.suite.name, provider)
-        outcomes, counts = confirmation_attempts(
-            setup, answering, retry, samplings, crash_retries=request.crash_retries
-        )
+
+        def attempts(setup: CaseSetup) -> tuple[list[AttemptOutcome], dict[str, PassCount]]:
+            return confirmation_attempts(
+                setup, answering, retry, samplings, crash_retries=request.crash_retries
+            )
+
+        # A `per_case` MCP server is started afresh for the re-samples too.
+        outcomes, counts = servers.around(setup, attempts) if servers else attempts(setup)
         case.attempts.extend(o.attempt for o in outcomes)
         case.confirmation_check_counts = counts
         journal.append(case)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from evalctl.cases.schema import TOOL_CHOICES, Case, Suite
 from evalctl.cases.tooldecl import McpDecl
@@ -21,11 +22,21 @@ from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import skipped_case
 from evalctl.tools.base import Tool
 
+T = TypeVar("T")
+
 
 @dataclass
 class _Problem:
     reason: str
     required: bool
+
+
+class _CaseServerError(McpServerError):
+    """A `per_case` server that failed for one case."""
+
+    def __init__(self, problem: _Problem):
+        super().__init__(problem.reason)
+        self.problem = problem
 
 
 def case_servers(suite: Suite, case: Case) -> list[McpDecl]:
@@ -84,6 +95,14 @@ class RunServers:
         problem = self._problems.get(setup.suite.name)
         if problem is not None:
             return _failed(setup, problem)
+        try:
+            return self.around(setup, run)
+        except _CaseServerError as exc:
+            return _failed(setup, exc.problem)
+
+    def around(self, setup: CaseSetup, run: Callable[[CaseSetup], T]) -> T:
+        """`run(setup)` with the case's `per_case` servers opened around it and their tools
+        added; `_CaseServerError` (an McpServerError) where one fails."""
         fresh = [d for d in case_servers(setup.suite, setup.case) if d.per_case]
         if not fresh:
             return run(setup)
@@ -95,11 +114,11 @@ class RunServers:
                 try:
                     toolset.open()
                 except McpServerError as exc:
-                    return _failed(setup, _Problem(_said(exc), decl.required))
+                    raise _CaseServerError(_Problem(_said(exc), decl.required)) from None
                 opened.append(toolset)
                 clash = sorted(set(tools) & set(toolset.tools))
                 if clash:
-                    return _failed(setup, _Problem(_clash(decl, clash), decl.required))
+                    raise _CaseServerError(_Problem(_clash(decl, clash), decl.required))
                 tools.update(toolset.tools)
             return run(replace(setup, tools=tools))
         finally:

@@ -12,7 +12,7 @@ import json
 import zlib
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -496,11 +496,11 @@ def case_history(
         f"WHERE c.history_key = ?{since_sql} ORDER BY c.started_at, c.run_key",
         params,
     )
-    runs = _case_runs(rows)
-    change = _change_of(suite, case_id, prov, mod, variant, runs, cases_searched=1)
-    if change is not None:
-        for r in runs:
-            r.changepoint = r.run == change.run
+    read = _case_runs(rows)
+    change = _change_of(suite, case_id, prov, mod, variant, read, cases_searched=1)
+    runs = [
+        CaseRun(**r._asdict(), changepoint=change is not None and r.run == change.run) for r in read
+    ]
     if last is not None:
         runs = runs[-last:] if last > 0 else []
     return CaseHistory(
@@ -525,31 +525,50 @@ def _label(provider: str, model: str, variant: str, sampling: str) -> str:
     return ", ".join(parts)
 
 
-def _case_runs(rows: Sequence[Sequence[Any]]) -> list[CaseRun]:
-    runs: list[CaseRun] = []
+class _Run(NamedTuple):
+    """A case's run as the questions read it: CaseRun's fields, without a model's cost
+    (a long history's runs are many, and only the reported ones become records)."""
+
+    run: str
+    run_id: str
+    started_at: str
+    git_commit: str | None
+    git_branch: str | None
+    status: str
+    pass_rate: float | None
+    passed: int
+    samples: int
+    latency_ms: float
+    definition_hash: str
+    definition_changed: bool
+
+
+def _case_runs(rows: Sequence[Sequence[Any]]) -> list[_Run]:
+    runs: list[_Run] = []
     previous: str | None = None
     for key, run_id, started, commit, branch, status, rate, passed, samples, latency, d in rows:
+        changed = bool(previous) and bool(d) and previous != d
         runs.append(
-            CaseRun(
-                run=key,
-                run_id=run_id,
-                started_at=started,
-                git_commit=commit,
-                git_branch=branch,
-                status=status,
-                pass_rate=rate,
-                passed=passed,
-                samples=samples,
-                latency_ms=latency,
-                definition_hash=d,
-                definition_changed=bool(previous) and bool(d) and previous != d,
+            _Run(
+                key,
+                run_id,
+                started,
+                commit,
+                branch,
+                status,
+                rate,
+                passed,
+                samples,
+                latency,
+                d,
+                changed,
             )
         )
         previous = d or previous
     return runs
 
 
-def _points(runs: Sequence[CaseRun]) -> list[Point]:
+def _points(runs: Sequence[_Run]) -> list[Point]:
     return [Point(r.status, r.passed, r.samples, r.definition_hash) for r in runs]
 
 
@@ -559,7 +578,7 @@ def _change_of(
     provider: str,
     model: str,
     variant: str,
-    runs: Sequence[CaseRun],
+    runs: Sequence[_Run],
     *,
     cases_searched: int,
     alpha: float = analysis.DEFAULT_ALPHA,
@@ -602,7 +621,7 @@ class _Series:
 
     def __init__(self) -> None:
         self.label: dict[str, tuple[str, str, str, str, str]] = {}
-        self.runs: dict[str, list[CaseRun]] = defaultdict(list)
+        self.runs: dict[str, list[_Run]] = defaultdict(list)
 
 
 def _case_filter(
@@ -631,24 +650,49 @@ def _informative_keys(store: Store, where: _Where) -> list[str]:
 
 
 def _series(store: Store, where: _Where, keys: Sequence[str]) -> _Series:
+    """The runs of the cases `keys`, read from the covering index `cases_series`; the runs'
+    ids and commits are read apart, once per run."""
     series = _Series()
     grouped: dict[str, list[Sequence[Any]]] = defaultdict(list)
+    run_keys: set[str] = set()
     for start in range(0, len(keys), 500):
         chunk = list(keys[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
         clause = f"{where.sql()} AND" if where.clauses else " WHERE"
         rows = store.query(
             "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
-            f"{_HISTORY_COLUMNS} FROM cases c JOIN runs r ON r.run_key = c.run_key"
-            f"{clause} c.history_key IN ({marks}) ORDER BY c.history_key, c.started_at, c.run_key",
+            "c.run_key, c.started_at, c.status, c.pass_rate, c.passed, c.samples, "
+            f"c.latency_ms, c.definition_hash FROM cases c{clause} c.history_key IN ({marks}) "
+            "ORDER BY c.history_key, c.started_at, c.run_key",
             [*where.params, *chunk],
         )
         for row in rows:
             series.label[row[0]] = (row[1], row[2], row[3], row[4], row[5])
             grouped[row[0]].append(row[6:])
+            run_keys.add(row[6])
+    runs = _run_refs(store, sorted(run_keys))
+    unknown = ("", None, None)
     for key, group in grouped.items():
-        series.runs[key] = _case_runs(group)
+        rows = []
+        for run_key, started, *outcome in group:
+            run_id, commit, branch = runs.get(run_key, unknown)
+            rows.append((run_key, run_id, started, commit, branch, *outcome))
+        series.runs[key] = _case_runs(rows)
     return series
+
+
+def _run_refs(store: Store, keys: Sequence[str]) -> dict[str, tuple[str, str | None, str | None]]:
+    """run_key -> (run_id, git_commit, git_branch)."""
+    found: dict[str, tuple[str, str | None, str | None]] = {}
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for key, run_id, commit, branch in store.query(
+            f"SELECT run_key, run_id, git_commit, git_branch FROM runs WHERE run_key IN ({marks})",
+            chunk,
+        ):
+            found[key] = (run_id, commit, branch)
+    return found
 
 
 def _changes_of(series: _Series, alpha: float) -> dict[str, Change]:

@@ -175,6 +175,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )""",
         "CREATE INDEX IF NOT EXISTS verdicts_recorded ON verdicts (recorded_at)",
     ),
+    (
+        # Covering indexes for the questions over every case (flaky, changes, every case's
+        # latest): they read these narrow entries, never the wide rows with checks and
+        # answers (benchmarks/bench_history.py).
+        "CREATE INDEX IF NOT EXISTS cases_outcomes "
+        "ON cases (history_key, status, passed, samples, started_at, suite, provider, model)",
+        "CREATE INDEX IF NOT EXISTS cases_series ON cases (history_key, started_at, run_key, "
+        "status, pass_rate, passed, samples, latency_ms, definition_hash, suite, case_id, "
+        "provider, model, prompt_variant)",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

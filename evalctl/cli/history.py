@@ -244,7 +244,7 @@ def _render_case(out: CaseOutput) -> None:
             soft_wrap=True,
         )
     table = Table()
-    for column in ("run", "started", "commit", "status", "pass rate", "note"):
+    for column in ("run", "started", "commit", "status", "passed", "note"):
         table.add_column(column)
     for r in h.runs:
         notes = []
@@ -257,7 +257,7 @@ def _render_case(out: CaseOutput) -> None:
             r.started_at,
             escape(_short(r.git_commit)),
             r.status,
-            _rate(r.pass_rate),
+            f"{r.passed}/{r.samples}" if r.samples else _rate(r.pass_rate),
             ", ".join(notes),
         )
     stdout.print(table)

@@ -40,9 +40,6 @@ BENCHMARKS = (
     # The run store: recording's cost on a 500-case run, import vs json.load, and each
     # `history` command's server time over 1,000 runs of 100 cases (SQLite, PostgreSQL).
     "bench_history.py",
-    # The run store: recording's cost on a 500-case run, import vs json.load, and each
-    # `history` command's server time over 1,000 runs of 100 cases (SQLite, PostgreSQL).
-    "bench_history.py",
 )
 
 

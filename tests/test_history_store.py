@@ -370,3 +370,13 @@ def test_sqlite_urls(tmp_path: Path) -> None:
         assert store.dialect.name == "sqlite"
     assert (tmp_path / "a.db").is_file()
     assert sqlite3.connect(tmp_path / "a.db").execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_postgresql_store_without_its_driver_names_the_extra(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if not installed
+    done = run_cli(capsys, "history", "list", "--store", "postgresql://u:pw@127.0.0.1:1/x")
+    assert done.code == 2
+    assert "evalctl[postgres]" in done.err
+    assert "pw@" not in done.err

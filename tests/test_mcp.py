@@ -507,3 +507,24 @@ def test_tool_choice_and_assertions_may_name_tools_known_only_once_the_server_an
     done = evalctl(tmp_path, "cases", "validate", str(bad))
     assert done.returncode == 2
     assert "unknown MCP server 'nowhere'" in done.stdout + done.stderr
+
+
+def test_validate_connect_checks_the_named_tools_against_the_server(
+    tmp_path: Path, node: str
+) -> None:
+    mark = uuid.uuid4().hex
+    suite = _everything_suite(tmp_path, mark)
+    done = evalctl(tmp_path, "cases", "validate", "--connect", str(suite))
+    assert done.returncode == 0, done.stdout + done.stderr
+    wrong = _write(
+        tmp_path / "wrong.toml",
+        suite.read_text(encoding="utf-8").replace('name = "get-sum"', 'name = "get-summ"'),
+    )
+    # Without --connect the name cannot be known, so it is not refused; with it, it is.
+    assert evalctl(tmp_path, "cases", "validate", str(wrong)).returncode == 0
+    done = evalctl(tmp_path, "cases", "validate", "--connect", str(wrong))
+    assert done.returncode == 2
+    said = done.stdout + done.stderr
+    assert "case 'three-calls': field 'case.assert[1].name': unknown tool 'get-summ'" in said
+    assert "get-sum" in said.split("answered:")[1]
+    assert _gone(mark)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -127,6 +128,15 @@ def validate(
     cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
     no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
     allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Also start (or reach) each [[suite.mcp]] server, list its tools and check "
+            "that the tools the suite names exist; a stdio server runs code (refused with "
+            "--no-tools-exec).",
+        ),
+    ] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
     """Validate suite files strictly: everything `run` would check, files and modules they
@@ -154,6 +164,12 @@ def validate(
     if not problems and _paths(paths, cases) is None:
         # A plain `run` runs evalctl.toml's default_suites: each must be among these.
         problems.extend(_unknown_defaults(settings.default_suites, suites, settings.config_file))
+    if not problems and connect:
+        # The one way validating starts anything: asked for, and never where no code may run
+        # (a stdio server was refused above).
+        from evalctl.runner.mcp_servers import connect_problems
+
+        problems.extend(connect_problems(suites, os.environ))
     if problems:
         raise problems[0] if len(problems) == 1 else SuiteErrors(problems)
     if script is not None:

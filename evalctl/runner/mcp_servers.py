@@ -16,7 +16,9 @@ from typing import TypeVar
 
 from evalctl.cases.schema import TOOL_CHOICES, Case, Suite
 from evalctl.cases.tooldecl import McpDecl
+from evalctl.errors import BadInputError
 from evalctl.mcp_toolset import McpServerError, McpToolset
+from evalctl.plugin_loader import get_check
 from evalctl.results.models import CaseResult
 from evalctl.runner.attempt import CaseSetup
 from evalctl.runner.case import skipped_case
@@ -173,3 +175,65 @@ def _failed(setup: CaseSetup, problem: _Problem) -> CaseResult:
         result.skip_reason = None
         result.error = problem.reason
     return result
+
+
+def connect_problems(suites: list[Suite], env: Mapping[str, str]) -> list[BadInputError]:
+    """`cases validate --connect`: start (or reach) each MCP server of `suites`, list its
+    tools, close it, and check the tool names the suite gives (its `tool_choice`, its
+    assertions') against what the servers and the suite offer. One error per problem."""
+    problems: list[BadInputError] = []
+    for suite in suites:
+        if not suite.table.mcp:
+            continue
+        table = suite.table
+        offered = set(table.tools) | {spy.tool_name for spy in table.spy}
+        offered |= {name for target in table.target for name in target.tools}
+        answered = True
+        for index, decl in enumerate(table.mcp, start=1):
+            toolset = McpToolset(decl, suite.directory, env)
+            try:
+                toolset.open()
+            except McpServerError as exc:
+                answered = False
+                problems.append(
+                    BadInputError(_said(exc), file=str(suite.path), field=f"suite.mcp[{index}]")
+                )
+                continue
+            try:
+                clash = sorted(offered & set(toolset.tools))
+                if clash:
+                    problems.append(
+                        BadInputError(
+                            _clash(decl, clash), file=str(suite.path), field=f"suite.mcp[{index}]"
+                        )
+                    )
+                offered |= set(toolset.tools)
+            finally:
+                toolset.close()
+        if not answered:
+            continue  # the names are unknown, not wrong: the server's problem is said
+        known = ", ".join(sorted(offered)) or "none"
+        choice = table.tool_choice
+        if choice is not None and choice not in TOOL_CHOICES and choice not in offered:
+            problems.append(
+                BadInputError(
+                    f"{choice!r} is no tool the suite or its MCP servers offer (offered: {known})",
+                    file=str(suite.path),
+                    field="suite.tool_choice",
+                )
+            )
+        for case in suite.cases:
+            for index, spec in enumerate(case.assertions, start=1):
+                check = get_check(spec.type)
+                for key, tool in check.tools_named(spec.params) if check else []:
+                    if tool not in offered:
+                        problems.append(
+                            BadInputError(
+                                f"unknown tool {tool!r} (offered once the MCP servers "
+                                f"answered: {known})",
+                                file=str(suite.path),
+                                case_id=case.id,
+                                field=f"case.assert[{index}].{key}",
+                            )
+                        )
+    return problems

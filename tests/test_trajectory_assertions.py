@@ -5,7 +5,9 @@ where they are written, and runs end to end through `evalctl run`."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,39 @@ def test_the_matching_is_maximum_where_greedy_is_not() -> None:
         len(maximum_matching([[True, True, False], [True, False, False], [False, True, True]])) == 3
     )
     assert maximum_matching([[False], [False]]) == {}
+
+
+def _largest_by_brute_force(matches: list[list[bool]]) -> int:
+    rows, cols = len(matches), len(matches[0]) if matches else 0
+    for size in range(min(rows, cols), 0, -1):
+        for chosen in itertools.combinations(range(rows), size):
+            for taken in itertools.permutations(range(cols), size):
+                if all(matches[r][c] for r, c in zip(chosen, taken, strict=True)):
+                    return size
+    return 0
+
+
+def test_the_matching_is_as_large_as_any_on_random_small_tables() -> None:
+    draw = random.Random(40)
+    for _ in range(300):
+        rows, cols = draw.randint(0, 5), draw.randint(0, 5)
+        matches = [[draw.random() < 0.4 for _ in range(cols)] for _ in range(rows)]
+        paired = maximum_matching(matches)
+        assert len(set(paired.values())) == len(paired)
+        assert all(matches[r][c] for r, c in paired.items())
+        assert len(paired) == _largest_by_brute_force(matches), matches
+
+
+def test_a_long_augmenting_path_needs_no_recursion() -> None:
+    # Row r < n - 1 matches columns r and r + 1 and takes r; the last row matches only
+    # column 0, so every other row must shift along by one: a path longer than Python's
+    # recursion limit.
+    n = 1500
+    chain = [[c in (r, r + 1) for c in range(n)] for r in range(n - 1)]
+    chain.append([c == 0 for c in range(n)])
+    paired = maximum_matching(chain)
+    assert len(paired) == n
+    assert paired[n - 1] == 0 and paired[0] == 1
 
 
 def test_a_failed_call_is_listed_as_an_error_in_the_message() -> None:

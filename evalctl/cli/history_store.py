@@ -73,8 +73,16 @@ def with_store(
     flag: str | None,
     off: bool,
 ) -> RunRequest:
-    """`request` with the store's listener added, unless the store is off."""
-    url = store_url(settings, env, flag, off)
+    """`request` with the store's listener added, unless the store is off. A store that
+    cannot even be placed (an EVALCTL_HOME that cannot be made) warns, as a failed write
+    does, and the run goes on without it."""
+    from evalctl.errors import EvalctlError
+
+    try:
+        url = store_url(settings, env, flag, off)
+    except EvalctlError as exc:
+        _warn(f"the run store is off for this run: {exc.message}")
+        return request
     if url is None:
         return request
     from evalctl.history.listener import StoreListener
@@ -97,7 +105,13 @@ def record_verdict(
 ) -> None:
     """Record a `baseline`, `compare`, `soak` or `crash-test` verdict; a failed write warns
     once and changes nothing else."""
-    url = store_url(settings, env, flag, off)
+    from evalctl.errors import EvalctlError
+
+    try:
+        url = store_url(settings, env, flag, off)
+    except EvalctlError as exc:
+        _warn(f"the run store is off for this verdict: {exc.message}")
+        return
     if url is None:
         return
     from evalctl.history.listener import record_verdict_safely

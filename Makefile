@@ -45,7 +45,7 @@ LLAMA_STAMP := $(VENV)/.llama-stamp
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
-	setup-browser setup-postgres setup-mcp baseline-local install-check llama-cmake-args FORCE
+	setup-browser setup-postgres setup-mcp baseline-local install-check llama-cmake-args test-fast FORCE
 
 setup: $(STAMP)
 
@@ -111,8 +111,18 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy --strict evalctl
 
+# pytest on one worker per core (pytest-xdist; `auto` counts them), each test handed to the
+# worker that is free (`worksteal`); tests/conftest.py gives each worker's llama.cpp its share
+# of the cores. PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= auto
+PYTEST_ARGS ?= -q -n $(PYTEST_WORKERS) --dist worksteal
+
 pytest: setup setup-mcp
-	$(BIN)/pytest -q
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The inner loop: every test but the real-model and real-browser ones; no lint, no types.
+test-fast: setup setup-mcp
+	$(BIN)/pytest $(PYTEST_ARGS) -m "not model and not browser"
 
 # The reference MCP servers the tests run evalctl against (tests/test_mcp.py, docs/mcp.md),
 # pinned, installed once from the npm registry into a cache folder (node 20+ and npm needed);

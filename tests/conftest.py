@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -11,6 +12,19 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+THREAD_VARS = ("EVALCTL_LOCAL_THREADS", "EVALCTL_LOCAL_THREADS_BATCH")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker (`make test` runs one per core), llama.cpp gets the cores
+    divided among the workers: ggml's threads wait for each other at every step, so two
+    workers that each took every core decode at a fraction of one that took its share.
+    A count the environment already sets is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        share = max(1, (os.cpu_count() or 1) // workers)
+        for var in THREAD_VARS:
+            os.environ.setdefault(var, str(share))
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,11 +47,20 @@ def test_a_private_home_of_this_user_is_used_as_it_is(tmp_path: Path) -> None:
     assert private_home_for(home) == home
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A directory with a short path: under pytest's tmp_path (deeper in a pytest-xdist
+    worker) the daemon's socket would pass the OS's limit and move to its fallback."""
+    path = Path(tempfile.mkdtemp(prefix="evs-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.parametrize("mode", [0o1777, 0o755, 0o750, 0o711])
 def test_a_shared_home_keeps_its_mode_and_gets_a_private_subdirectory(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: int
+    short_tmp: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: int
 ) -> None:
-    shared = tmp_path / "shared"
+    shared = short_tmp / "shared"
     shared.mkdir()
     shared.chmod(mode)  # like /tmp, or a home directory others may list
     used = _status_uses(shared, capsys, monkeypatch)

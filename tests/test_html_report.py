@@ -297,6 +297,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     return width, height, rows
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(
     find_browser() is None,
     reason="no Chromium found (apt-get install chromium, or set EVALCTL_CHROMIUM); the page "

@@ -131,6 +131,7 @@ def test_a_cell_without_its_baseline_is_said_not_gated(
     assert "--baseline" in wrong.err
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(
     find_browser() is None,
     reason="no Chromium found (apt-get install chromium, or set EVALCTL_CHROMIUM)",

@@ -48,10 +48,13 @@ def _have_selenium() -> bool:
     return True
 
 
-pytestmark = pytest.mark.skipif(
-    _driver_path() is None or _browser_path() is None or not _have_selenium(),
-    reason="needs chromium, chromedriver and selenium (`make setup-browser` as root on Debian)",
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        _driver_path() is None or _browser_path() is None or not _have_selenium(),
+        reason="needs chromium, chromedriver and selenium (`make setup-browser` as root on Debian)",
+    ),
+]
 
 FLAGS = (
     "--headless",

@@ -118,6 +118,11 @@ def _hash(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _key(*parts: str) -> str:
+    """A case's history key: its parts, joined by a separator none of them holds."""
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
+
+
 def run_key(result: RunResult) -> str:
     """The store's key for a run: a content hash of its results. The run id is left out:
     shards merged by `evalctl merge` and the same shards imported together are one run, and
@@ -278,9 +283,8 @@ def record_run(
         passed, samples = case.pass_counts()
         definitions[case.key] = definition = _definition_hash(result, case)
         sampling = _sampling_key(result, case)
-        history = _hash(
-            [case.suite, case.id, result.provider.name, result.provider.model, variant, sampling]
-        )[:24]
+        history = _key(case.suite, case.id, result.provider.name, result.provider.model, variant,
+                       sampling)  # fmt: skip
         case_rows.append(
             (
                 key,

@@ -64,8 +64,10 @@ $(LLAMA_STAMP): $(LLAMA_BUILD_WANT)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	ls $(LLAMA_WHEEL_DIR)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+		echo "building llama.cpp ($(LLAMA_BACKEND); several minutes on 2 cores, once per machine:" \
+			"kept in $(LLAMA_WHEEL_DIR))" && \
 		rm -rf $(LLAMA_WHEEL_DIR).tmp && mkdir -p $(LLAMA_WHEEL_DIR).tmp && \
-		CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir \
+		CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --no-deps --no-cache-dir \
 			--no-binary llama-cpp-python -w $(LLAMA_WHEEL_DIR).tmp '$(LLAMA_REQ)' && \
 		echo "$(LLAMA_WANT)" > $(LLAMA_WHEEL_DIR).tmp/built-from && \
 		rm -rf $(LLAMA_WHEEL_DIR) && mv $(LLAMA_WHEEL_DIR).tmp $(LLAMA_WHEEL_DIR); }

@@ -103,6 +103,10 @@ class FakeLLMServer:
         self._log = log
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
+        # Requests being answered now, and the most there ever were at once: what a client's
+        # concurrency really reached (benchmarks/bench_scale.py, tests of `-j`).
+        self.in_flight = 0
+        self.peak_in_flight = 0
         self._stopping = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.fake = self
@@ -216,6 +220,15 @@ class FakeLLMServer:
                 return conv.turns[min(req.assistant_turns(), len(conv.turns) - 1)]
         return self._script.default
 
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
     def _sleep(self, ms: float) -> None:
         if ms > 0:
             self._stopping.wait(ms / 1000)
@@ -247,6 +260,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         fake = self.server.fake
+        fake._enter()
+        try:
+            self._post(fake)
+        finally:
+            fake._leave()
+
+    def _post(self, fake: FakeLLMServer) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:

@@ -386,7 +386,8 @@ def _execute(
     concurrent = is_concurrent(provider.name) and not isinstance(provider, RestartPerCase)
     workers = (request.concurrency or provider.default_concurrency()) if concurrent else 1
     pending = [s for s in setups if s.case.key not in finished]
-    journal = Journal(out_dir / resume.JOURNAL)
+    # Closed (its last group synced) with the run directory's lock, results written.
+    journal = held.enter_context(Journal(out_dir / resume.JOURNAL))
     interrupted = False
     with (
         RunProgress(len(pending), enabled=request.show_progress) as progress,

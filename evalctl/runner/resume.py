@@ -5,8 +5,9 @@ A run directory holds two things that make this possible:
   model, suites, cases, repeats, shard, ...) and the run's header (run_id, start time,
   settings, environment). SIGKILL never gives evalctl a chance to write anything at the end,
   so everything the final file needs apart from the cases is written at the start.
-- `journal.jsonl`, one finished case per line, fsync'd as each case finishes
-  (evalctl.runner.journal): a kill loses at most the cases in flight.
+- `journal.jsonl`, one finished case per line, written as each case finishes and fsync'd
+  in groups (evalctl.runner.journal): a kill loses at most the cases in flight, a crash of
+  the machine at most the last group as well.
 
 Resuming runs only the cases missing from the journal, with the original selection and
 run_id, and writes the results file a clean run would have written. It refuses (exit 2) when

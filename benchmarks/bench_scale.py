@@ -1,0 +1,192 @@
+"""The harness at scale (issue 41): N single-turn cases from a CSV against the project's fake
+OpenAI-compatible server, which answers every request after a fixed latency, at `-j J`.
+
+The server (evalctl.fakes.llm_server) runs in this process; `evalctl run --provider openai`
+runs as a subprocess, timed from its start to its exit with its results written, as a user
+waits for it. A scheduler that kept J requests in flight all along would need
+N x latency / J seconds (the ideal); the benchmark prints:
+
+- wall / ideal (1.00: the server sets the pace; above it, the harness does);
+- evalctl's CPU per case (user + system of the evalctl process, from wait4);
+- the peak number of requests the server had in flight at once (it counts them);
+- evalctl's peak RSS.
+
+It measures with the run store on (the default, recording into a temporary EVALCTL_HOME),
+and once more with `--no-store` (what recording costs).
+
+    python benchmarks/bench_scale.py [--cases 600] [--latency-ms 100] [-j 64]
+                                     [--profile FILE] [--no-store-run/--store-only]
+
+`--profile FILE` runs evalctl under cProfile once and writes its stats to FILE (read them
+with `python -m pstats FILE`), as issue 41's profile of 1,000 cases was taken.
+The issue's figure is `--cases 3000 --latency-ms 200 -j 64`; `make bench` runs it small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from evalctl.fakes.llm_server import FakeLLMServer  # noqa: E402
+from evalctl.fakes.script import ServerScript, Step  # noqa: E402
+
+LABELS = ("billing", "bug", "account", "shipping")
+# One reply for every case: it names every label, so each row's `contains` passes.
+REPLY = "billing bug account shipping"
+SUITE = """\
+[suite]
+name = "tickets"
+kind = "assert"
+cases_from = "data/tickets.csv"
+
+[suite.case_template]
+input = { prompt = "Classify this ticket: {{ ticket }}" }
+[[suite.case_template.assert]]
+type = "contains"
+value = "{{ expected }}"
+"""
+
+
+@dataclass
+class Measured:
+    wall_s: float
+    cpu_s: float
+    peak_in_flight: int
+    peak_rss_mib: float
+    requests: int
+
+
+def write_suite(root: Path, cases: int) -> Path:
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    with (root / "data" / "tickets.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "ticket", "expected"])
+        for n in range(cases):
+            label = LABELS[n % len(LABELS)]
+            writer.writerow([f"t{n:05d}", f"Ticket {n}: a question about {label}, please", label])
+    suite = root / "tickets.toml"
+    suite.write_text(SUITE)
+    return suite
+
+
+def run_once(
+    root: Path,
+    suite: Path,
+    *,
+    latency_ms: float,
+    jobs: int,
+    out: str,
+    store: bool,
+    profile: Path | None = None,
+) -> Measured:
+    script = ServerScript(default=Step.reply(REPLY))
+    with FakeLLMServer(script, latency_ms=latency_ms) as server:
+        env = {
+            **os.environ,
+            **server.env(),
+            "EVALCTL_HOME": str(root / "home"),
+            "NO_COLOR": "1",
+        }
+        prefix = [sys.executable]
+        if profile is not None:
+            prefix += ["-m", "cProfile", "-o", str(profile)]
+        argv = [
+            *prefix,
+            "-m",
+            "evalctl.cli",
+            "run",
+            "--provider",
+            "openai",
+            "--cases",
+            str(suite),
+            "-j",
+            str(jobs),
+            "--out",
+            str(root / out),
+            "--no-progress",
+            *(() if store else ("--no-store",)),
+        ]
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise SystemExit(f"evalctl run exited {code}: {err.decode()[-3000:]}")
+        return Measured(
+            wall_s=wall,
+            cpu_s=usage.ru_utime + usage.ru_stime,
+            peak_in_flight=server.peak_in_flight,
+            peak_rss_mib=usage.ru_maxrss / 1024,
+            requests=len(server.requests),
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=600)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("-j", "--jobs", type=int, default=64)
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile stats file")
+    parser.add_argument(
+        "--store-only", action="store_true", help="skip the second run with --no-store"
+    )
+    args = parser.parse_args()
+    ideal = args.cases * args.latency_ms / 1000 / args.jobs
+    load = f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs"
+    print(
+        f"{args.cases} cases from a CSV, fake OpenAI-compatible server at {args.latency_ms:g} ms,"
+        f" -j {args.jobs} ({load}); ideal {ideal:.2f} s"
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        root = Path(tmp)
+        suite = write_suite(root, args.cases)
+        if args.profile is not None:
+            m = run_once(
+                root, suite, latency_ms=args.latency_ms, jobs=args.jobs, out="prof",
+                store=True, profile=args.profile.resolve(),
+            )  # fmt: skip
+            print(f"profiled run: wall {m.wall_s:.2f} s, stats in {args.profile}")
+            return
+        runs = [("store on", True)] + ([] if args.store_only else [("--no-store", False)])
+        print(
+            "                 wall s   wall/ideal   cpu s   cpu ms/case   peak in flight   RSS MiB"
+        )
+        results = {}
+        for label, store in runs:
+            m = run_once(
+                root, suite, latency_ms=args.latency_ms, jobs=args.jobs,
+                out=f"out-{int(store)}", store=store,
+            )  # fmt: skip
+            if m.requests != args.cases:
+                raise SystemExit(f"the server saw {m.requests} requests for {args.cases} cases")
+            results[label] = m
+            print(
+                f"{label:15s} {m.wall_s:7.2f} {m.wall_s / ideal:11.2f} {m.cpu_s:8.2f}"
+                f" {m.cpu_s * 1000 / args.cases:12.2f} {m.peak_in_flight:16d}"
+                f" {m.peak_rss_mib:9.0f}"
+            )
+    on = results["store on"]
+    print(
+        f"ratio wall/ideal {on.wall_s / ideal:.2f} ({args.cases} cases, {args.latency_ms:g} ms,"
+        f" -j {args.jobs}; cpu {on.cpu_s * 1000 / args.cases:.1f} ms/case;"
+        f" peak in flight {on.peak_in_flight}/{args.jobs})"
+    )
+
+
+if __name__ == "__main__":
+    main()

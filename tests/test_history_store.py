@@ -380,3 +380,17 @@ def test_a_postgresql_store_without_its_driver_names_the_extra(
     assert done.code == 2
     assert "evalctl[postgres]" in done.err
     assert "pw@" not in done.err
+
+
+def test_a_resumed_run_replaces_its_interrupted_record(store_url: str) -> None:
+    full = scenario_run(5)
+    partial = full.model_copy(update={"cases": full.cases[:2], "interrupted": True})
+    with open_store(store_url) as store:
+        record_run(store, partial, Provenance())
+        assert [r.interrupted for r in queries.list_runs(store)] == [True]
+        record_run(store, full, Provenance())
+        runs = queries.list_runs(store)
+        assert [(r.interrupted, r.total) for r in runs] == [(False, 4)]
+        history = queries.case_history(store, "shop", "breaks")
+        assert history is not None
+        assert len(history.runs) == 1

@@ -317,6 +317,16 @@ def record_run(
     ]
     run_row = _run_row(key, result, where, source, variant, suite_rows)
     with store.writing() as cur:
+        # A run interrupted and then resumed (`run --resume`) is one run: the complete
+        # record replaces the partial one.
+        if not result.interrupted:
+            store.run(
+                cur,
+                "SELECT run_key FROM runs WHERE run_id = ? AND started_at = ? "
+                "AND interrupted = 1 AND run_key <> ?",
+                (result.run_id, result.started_at, key),
+            )
+            _delete_runs(store, cur, [row[0] for row in cur.fetchall()])
         _drop_present(store, cur, blobs)
         # Compressed only once known to be new: a run whose answers repeat an earlier run's
         # (a scripted or deterministic provider) costs a hash per case, not a compression.
@@ -489,11 +499,7 @@ def prune(store: Store, *, keep: int | None = None, older_than_days: float | Non
         )
     keys = sorted(doomed)
     with store.writing() as cur:
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            for table in ("cases", "run_suites", "runs"):
-                store.run(cur, f"DELETE FROM {table} WHERE run_key IN ({marks})", chunk)
+        _delete_runs(store, cur, keys)
         if keys:
             store.run(
                 cur,
@@ -501,6 +507,15 @@ def prune(store: Store, *, keep: int | None = None, older_than_days: float | Non
                 "(SELECT transcript_hash FROM cases WHERE transcript_hash IS NOT NULL)",
             )
     return len(keys)
+
+
+def _delete_runs(store: Store, cur: Any, keys: Sequence[str]) -> None:
+    """Delete these runs with their cases (their transcripts stay until `prune` sweeps)."""
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        for table in ("cases", "run_suites", "runs"):
+            store.run(cur, f"DELETE FROM {table} WHERE run_key IN ({marks})", chunk)
 
 
 def project_dir(config_file: Path | None) -> Path:

@@ -139,8 +139,8 @@ def test_one_stable_case_flipping_among_many_is_within_noise_and_listed() -> Non
     assert not any("one sample per case" in w for w in cmp.warnings)  # it is sampled
     summary = comparison_markdown(cmp)
     assert "### Changed, within noise (not gating)" in summary
-    # `>` is escaped, so the cell renders as written.
-    assert f"| {keys[3]} | answer | pass → fail (5/5 -&gt; 0/1, p = 0.17) |" in summary
+    # Both sides by their sampled rates; `>` is escaped, so the cell renders as written.
+    assert f"| {keys[3]} | answer | ✅ 5/5 → ❌ 0/1 (5/5 -&gt; 0/1, p = 0.17) |" in summary
     # The original rule fails the same run.
     strict = compare_baseline(sampled(STABLE), run, rule=STRICT)
     assert strict.exit_code == ExitCode.GATE_FAILED

@@ -32,7 +32,7 @@ from evalctl.baselines.gating import MatrixComparison
 from evalctl.baselines.metrics import baseline_figure, metric_label, metric_value, reported
 from evalctl.cli.output import stdout
 from evalctl.errors import BadInputError
-from evalctl.results.text import STATUS_STYLE, visible_controls
+from evalctl.results.text import STATUS_STYLE, rate_tone, visible_controls
 from evalctl.secrets import redact
 
 # Rows shown per section unless --all: a 10,000-case run with 1,000 regressions must still
@@ -105,10 +105,8 @@ def _changes_table(title: str, changes: list[CaseChange]) -> Table:
         detail = ", ".join(c.failed_checks)
         if c.reason:
             detail = f"{detail}; {c.reason}" if detail else c.reason
-        before = _status(c.baseline) + _rate(c.baseline_rate)
-        table.add_row(
-            escape(c.key), before, _status(c.current) + _rate(c.current_rate), escape(detail)
-        )
+        before = _outcome(c.baseline, c.baseline_rate)
+        table.add_row(escape(c.key), before, _outcome(c.current, c.current_rate), escape(detail))
     return table
 
 
@@ -137,8 +135,8 @@ def _check_table(title: str, changes: list[CheckChange]) -> Table:
         table.add_row(
             escape(c.key),
             escape(c.check),
-            _status(c.baseline) + _rate(c.baseline_rate),
-            _status(c.current) + _rate(c.current_rate),
+            _outcome(c.baseline, c.baseline_rate),
+            _outcome(c.current, c.current_rate),
             escape(detail),
         )
     return table
@@ -190,8 +188,12 @@ def _excerpt(value: object) -> str:
     return _short(value, _EXCERPT_LIMIT)
 
 
-def _rate(rate: RateInterval | None) -> str:
-    return "" if rate is None else f" {rate.passed}/{rate.runs}"
+def _outcome(status: str, rate: RateInterval | None) -> str:
+    """A side of a change: its sampled pass rate where it has one (`2/5`, in the colour of
+    the rate), else its status."""
+    if rate is None:
+        return _status(status)
+    return f"[{STATUS_STYLE[rate_tone(rate.passed, rate.runs)]}]{rate.passed}/{rate.runs}[/]"
 
 
 def render_comparison(cmp: Comparison, limit: int | None = DEFAULT_ROWS) -> None:

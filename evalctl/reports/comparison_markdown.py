@@ -10,11 +10,21 @@ from evalctl.baselines.comparison import (
     CheckChange,
     Comparison,
     MetricChange,
+    RateInterval,
     UnscoredCase,
     label,
 )
 from evalctl.baselines.metrics import metric_label, metric_value
-from evalctl.reports.markdown import cell
+from evalctl.reports.markdown import cell, rate_cell
+
+
+def _outcome(status: str, rate: RateInterval | None) -> str:
+    """A side of a change: its sampled pass rate where it has one (`🎲 2/5`), else its status."""
+    return status if rate is None else rate_cell(rate.passed, rate.runs)
+
+
+def _change(c: CaseChange | CheckChange) -> str:
+    return f"{_outcome(c.baseline, c.baseline_rate)} → {_outcome(c.current, c.current_rate)}"
 
 
 def _case_rows(changes: list[CaseChange]) -> list[str]:
@@ -22,14 +32,12 @@ def _case_rows(changes: list[CaseChange]) -> list[str]:
     for c in changes:
         if not c.failures:
             detail = c.reason or ""
-            rows.append(
-                f"| {cell(c.key)} | - | {c.baseline} → {c.current} | - | - | {cell(detail)} |"
-            )
+            rows.append(f"| {cell(c.key)} | - | {_change(c)} | - | - | {cell(detail)} |")
         for i, f in enumerate(c.failures):
             # The rates and the evidence (statistical gate, flaky baseline) once per case.
             why = f" ({cell(c.reason)})" if c.reason and i == 0 else ""
             rows.append(
-                f"| {cell(c.key)} | {cell(f.name)} | {c.baseline} → {c.current}{why} | "
+                f"| {cell(c.key)} | {cell(f.name)} | {_change(c)}{why} | "
                 f"{cell(f.expected)} | {cell(f.actual)} | {cell(f.reason)} |"
             )
     return rows
@@ -37,7 +45,7 @@ def _case_rows(changes: list[CaseChange]) -> list[str]:
 
 def _check_rows(changes: list[CheckChange]) -> list[str]:
     return [
-        f"| {cell(c.key)} | {cell(c.check)} | {c.baseline} → {c.current} | "
+        f"| {cell(c.key)} | {cell(c.check)} | {_change(c)} | "
         f"{cell(c.expected)} | {cell(c.actual)} | "
         f"{cell('; '.join(t for t in (c.reason, c.evidence or '') if t))} |"
         for c in changes

@@ -17,11 +17,16 @@ from evalctl.errors import BadInputError
 from evalctl.reports.write import write_report
 from evalctl.results.models import RunResult
 from evalctl.results.summary import SCORED
-from evalctl.results.text import pass_rate, percent, plural, visible_controls
+from evalctl.results.text import pass_rate, percent, plural, rate_tone, visible_controls
 from evalctl.secrets import redact, redact_before_cut
 
 _CELL_LIMIT = 160
 _ICONS = {"pass": "✅", "fail": "❌", "error": "💥", "skipped": "⏭️", "flaky": "🎲"}
+
+
+def rate_cell(passed: int, runs: int) -> str:
+    """`🎲 2/5`: a sampled pass rate behind the icon of its rate (Markdown has no colour)."""
+    return f"{_ICONS.get(rate_tone(passed, runs), '')} {passed}/{runs}".strip()
 
 
 def cell(value: Any) -> str:

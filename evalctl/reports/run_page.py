@@ -22,19 +22,20 @@ from evalctl.baselines.comparison import (
     Comparison,
     MetricChange,
     NewCase,
+    RateInterval,
     UnscoredCase,
     label,
 )
 from evalctl.baselines.metrics import baseline_figure, metric_label, metric_value, reported
 from evalctl.chat import Message
 from evalctl.reports.histogram import histogram
-from evalctl.reports.kit.card import STATUS_COLOURS, badge, card
+from evalctl.reports.kit.card import STATUS_COLOURS, badge, card, rate_badge
 from evalctl.reports.kit.elements import el
 from evalctl.reports.kit.page import page, section
 from evalctl.reports.kit.table import Cell, num, table
 from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
 from evalctl.results.summary import SCORED
-from evalctl.results.text import pass_rate, percent, plural, visible_controls
+from evalctl.results.text import pass_rate, percent, plural, rate_tone, visible_controls
 from evalctl.secrets import redact_before_cut
 
 _VALUE_LIMIT = 4000
@@ -222,6 +223,15 @@ def _left_out(total: int, shown: int, what: str) -> ET.Element | None:
     )
 
 
+def _outcome(status: str, rate: RateInterval | None) -> ET.Element:
+    """A side of a change: its sampled pass rate where it has one (`2/5`, coloured by the
+    rate), else its status badge."""
+    if rate is None:
+        return el("td", badge(status))
+    title = f"{rate.describe()}; {status}"
+    return el("td", rate_badge(rate.passed, rate.runs, rate_tone(rate.passed, rate.runs), title))
+
+
 def _case_rows(changes: list[CaseChange]) -> tuple[list[str], list[list[Cell]]]:
     rows: list[list[Cell]] = []
     for c in changes:
@@ -233,7 +243,8 @@ def _case_rows(changes: list[CaseChange]) -> tuple[list[str], list[list[Cell]]]:
             detail.append(el("span", ", ".join(c.failed_checks)))
         if c.reason:
             detail.append(el("span", c.reason, class_="note"))
-        rows.append([c.key, el("td", badge(c.baseline)), el("td", badge(c.current)), detail])
+        before, now = _outcome(c.baseline, c.baseline_rate), _outcome(c.current, c.current_rate)
+        rows.append([c.key, before, now, detail])
     return ["case", "baseline", "now", "detail"], rows
 
 
@@ -242,8 +253,8 @@ def _check_change_rows(changes: list[CheckChange]) -> tuple[list[str], list[list
         [
             c.key,
             c.check,
-            el("td", badge(c.baseline)),
-            el("td", badge(c.current)),
+            _outcome(c.baseline, c.baseline_rate),
+            _outcome(c.current, c.current_rate),
             el("td", _pre(c.expected)),
             el("td", _pre(c.actual)),
             el("td", _pre("; ".join(t for t in (c.reason, c.evidence or "") if t))),

@@ -38,6 +38,16 @@ STATUS_STYLE: dict[str, str] = {
 }
 
 
+def rate_tone(passed: int, runs: int) -> str:
+    """The status a sampled pass rate is coloured as (a key of `STATUS_STYLE`): `pass` when
+    every sample passed, `fail` when none did, `flaky` in between (`skipped`, dim: no sample)."""
+    if runs <= 0:
+        return "skipped"
+    if passed >= runs:
+        return "pass"
+    return "fail" if passed <= 0 else "flaky"
+
+
 def visible_controls(text: str) -> str:
     """`text` with every control character replaced by a visible stand-in (␀, ␛, <U+202E>);
     a CRLF line end stays a line end."""

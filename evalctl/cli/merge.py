@@ -54,7 +54,7 @@ def merge(
     """
     from evalctl.results.document import resolve_results_path
     from evalctl.results.io import read_run, write_run
-    from evalctl.results.merge import merge_shards
+    from evalctl.runner.merge import merge_shards
 
     if out.exists() and not out.is_dir():
         raise BadInputError(

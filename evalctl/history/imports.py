@@ -27,9 +27,9 @@ from evalctl.results.document import (
     validate_document,
 )
 from evalctl.results.io import RESULTS_JSON, SUPPORTED_RUN_VERSIONS, read_run
-from evalctl.results.merge import merge_shards
 from evalctl.results.models import RunResult
 from evalctl.results.versions import upgrade
+from evalctl.runner.merge import merge_shards
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ overlapping shards are refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ import pytest
 from evalctl.baselines.gate import compare_baseline
 from evalctl.errors import BadInputError
 from evalctl.results.io import read_run
+from evalctl.results.models import RunResult, Shard
+from evalctl.runner.merge import merge_shards
+from evalctl.runner.recorded import shard_shared
 from evalctl.sharding import in_shard, parse_shard, shard_of
 from tests import factories as f
 from tests.cli_helpers import run_cli
@@ -182,3 +186,37 @@ def test_missing_interrupted_and_unsharded_inputs_are_refused(
     edit(two, lambda d: d.update(interrupted=True))
     err = refused(capsys, tmp_path / "m3", one, two, three)
     assert "interrupted" in err and "--resume" in err
+
+
+def _shard_of(index: int, keys: list[str]) -> RunResult:
+    mine = [f.case(key, "pass") for key in keys if in_shard(key, index, 2)]
+    made = f.run(mine)
+    shard = Shard(index=index, count=2, selection=keys)
+    return made.model_copy(update={"settings": made.settings.model_copy(update={"shard": shard})})
+
+
+def _changed(run: RunResult, dotted: str, value: object) -> RunResult:
+    """`run` with the field at `dotted` (under RunResult) set to `value`, unvalidated."""
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        return run.model_copy(update={head: value})
+    return run.model_copy(update={head: _changed(getattr(run, head), rest, value)})
+
+
+@pytest.mark.parametrize("field", shard_shared())
+def test_every_shared_setting_must_match(field: str) -> None:
+    # Every setting RECORDED keeps in the results, derived, not listed here: a field added
+    # there is refused when the shards differ in it, with no change to the merge.
+    keys = [f"s/case-{i}" for i in range(6)]
+    one, two = _shard_of(1, keys), _shard_of(2, keys)
+    assert merge_shards([(Path("1.json"), one), (Path("2.json"), two)]).cases
+    with pytest.raises(BadInputError, match=re.escape(field)):
+        merge_shards([(Path("1.json"), one), (Path("2.json"), _changed(two, field, object()))])
+
+
+@pytest.mark.parametrize("field", ["settings.seed_base", "settings.cooldown_s"])
+def test_a_shard_may_have_its_own(field: str) -> None:
+    keys = [f"s/case-{i}" for i in range(6)]
+    one, two = _shard_of(1, keys), _shard_of(2, keys)
+    merged = merge_shards([(Path("1.json"), one), (Path("2.json"), _changed(two, field, 7))])
+    assert [c.key for c in merged.cases] == keys

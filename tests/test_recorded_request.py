@@ -8,13 +8,48 @@ from pathlib import Path
 
 import pytest
 
-from evalctl.results.models import RunSettings, SampleSettings
+from evalctl.results.models import RunSettings, SampleSettings, Shard
 from evalctl.runner.api import RunRequest
-from evalctl.runner.recorded import RECORDED, Selection, request_of, run_settings, selection_of
+from evalctl.runner.recorded import (
+    FROM_THE_RUN,
+    PER_SHARD,
+    RECORDED,
+    Selection,
+    request_of,
+    run_settings,
+    selection_of,
+    settings_field,
+    shard_shared,
+)
 
 
 def test_every_request_field_is_placed() -> None:
     assert set(RECORDED) == {f.name for f in dataclasses.fields(RunRequest)}
+
+
+def test_every_results_setting_is_placed() -> None:
+    # A RunSettings field is a recorded request field or one the run makes, never neither:
+    # so the shards' merge (shard_shared) knows whether the shards must agree on it.
+    from_request = {
+        settings_field(name) for name, where in RECORDED.items() if where in ("settings", "both")
+    }
+    assert not from_request & set(FROM_THE_RUN)
+    assert from_request | set(FROM_THE_RUN) == set(RunSettings.model_fields)
+    shard_parts = {f"shard.{part}" for part in Shard.model_fields}
+    assert set(RunSettings.model_fields) | shard_parts >= PER_SHARD
+
+
+def test_a_new_recorded_field_is_one_the_shards_share() -> None:
+    shared = shard_shared()
+    assert "settings.prompt_template" in shared and "settings.feature_filter" in shared
+    assert "settings.shard.count" in shared and "settings.shard.index" not in shared
+    assert "settings.seed_base" not in shared and "settings.confirm" not in shared
+    # Placed in RECORDED, a field is checked by the merge with no other change.
+    for where in ("settings", "both"):
+        grown = shard_shared({**RECORDED, "new_flag": where})
+        assert set(grown) - set(shared) == {"settings.new_flag"}
+    for where in ("selection", "manifest", "not recorded"):
+        assert shard_shared({**RECORDED, "new_flag": where}) == shared
 
 
 def test_the_request_is_frozen() -> None:

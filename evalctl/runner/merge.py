@@ -5,10 +5,12 @@ gates the whole selection. Merging refuses (BadInputError, exit 2, naming the fi
 than produce a result that mixes things:
 - a file that is not a shard, or a shard that was interrupted (its missing cases would look
   like deleted ones);
-- shards of different runs: another provider, model or model weights, other suite
-  versions, repeats (and whether they were samples), timeout, sampling or max_tokens per
-  suite, selection or evalctl version (the platform may differ: shards can run on different
-  machines, and the merged platform keeps what they share);
+- shards of different runs: another provider, model or model weights, evalctl version, or
+  any setting the run records in its results (`runner.recorded.shard_shared`: repeats and
+  samples, timeout, sampling, selection, suite versions, gates...) but the few a shard may
+  have of its own (its index, its first sample seed, its pause between cases); the platform
+  may differ: shards can run on different machines, and the merged platform keeps what
+  they share;
 - two files for the same shard, a case present in two files, a missing shard, or a case in
   a shard that does not own it.
 """
@@ -26,30 +28,11 @@ from evalctl.errors import BadInputError
 from evalctl.results.models import RUN_SCHEMA_VERSION, CaseResult, RunResult
 from evalctl.results.platform import common_platform
 from evalctl.results.summary import summarize
+from evalctl.runner.recorded import shard_shared
 from evalctl.sharding import in_shard
 
-# What must be identical across shards: RunResult fields (dotted) that decide the results.
-_SAME = (
-    "provider.name",
-    "provider.model",
-    "provider.model_sha256",
-    "evalctl_version",
-    "settings.temperature",
-    "settings.seed",
-    "settings.sampling",
-    "settings.max_tokens",
-    "settings.repeats",
-    "settings.sampled",
-    "settings.timeout_s",
-    "settings.suites",
-    "settings.suite_versions",
-    "settings.suite_filter",
-    "settings.case_glob",
-    "settings.feature_filter",
-    "settings.meta_filter",
-    "settings.shard.count",
-    "settings.shard.selection",
-)
+# What made the replies, beside the settings: the shards of one run share it too.
+_MADE_BY = ("provider.name", "provider.model", "provider.model_sha256", "evalctl_version")
 
 
 def _get(run: RunResult, dotted: str) -> Any:
@@ -85,8 +68,9 @@ def merge_shards(
                 hint="finish it with `evalctl run --resume RUN_DIR`, then merge",
             )
     first_path, first = shards[0]
+    same = (*_MADE_BY, *shard_shared())
     for path, run in shards[1:]:
-        for field in _SAME:
+        for field in same:
             mine, theirs = _get(first, field), _get(run, field)
             if mine != theirs:
                 raise BadInputError(

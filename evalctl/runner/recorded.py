@@ -10,10 +10,12 @@ hold two projections of it, in shapes that stay as they are on disk:
 `selection_of` and `run_settings` make the two from a request, `request_of` makes the request
 back from them (`run --resume`), and `RECORDED` says, for every field of the request, where
 it is kept, so a field added to one is placed in the others on purpose (tests check it).
+`shard_shared` derives from it the settings the shards of one run must share (`merge`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, Literal
 
@@ -65,6 +67,50 @@ RECORDED: Final[dict[str, Where]] = {
     "seed_base": "settings",
     "confirm": "manifest",
 }
+
+# Where the results' settings keep a field recorded there ("settings" or "both") under
+# another name: `--feature` and `--meta` are kept as the filters the run selected by.
+SETTINGS_NAME: Final[dict[str, str]] = {"features": "feature_filter", "meta": "meta_filter"}
+
+# The results' settings that no request field makes, and whether the shards of one run share
+# them: what the suites contributed (one run read one set of suite files), and how this
+# shard's drops were confirmed after its cases ran (each shard confirms its own).
+FROM_THE_RUN: Final[dict[str, Literal["shared", "per shard"]]] = {
+    "suites": "shared",
+    "suite_filter": "shared",
+    "suite_versions": "shared",
+    "sampling": "shared",
+    "max_tokens": "shared",
+    "gates": "shared",
+    "gate_rules": "shared",
+    "confirm": "per shard",
+}
+
+# Settings (dotted, under RunSettings) that the shards of one run may differ in: each shard
+# draws its own first sample seed, its index tells it apart, and a resume may give a shard
+# another pause between cases (`request_of`).
+PER_SHARD: Final[frozenset[str]] = frozenset({"seed_base", "shard.index", "cooldown_s"})
+
+
+def settings_field(name: str) -> str:
+    """The RunSettings field that keeps the request field `name`."""
+    return SETTINGS_NAME.get(name, name)
+
+
+def shard_shared(recorded: Mapping[str, Where] = RECORDED) -> tuple[str, ...]:
+    """The results' settings (dotted, under `settings.`) that every shard of one run must
+    hold alike (evalctl.runner.merge): each request field `recorded` keeps in the settings,
+    and each one the suites contributed, but those in PER_SHARD. A field added to RECORDED
+    as "settings" or "both" is checked by the merge with no other change."""
+    names = [settings_field(n) for n, where in recorded.items() if where in ("settings", "both")]
+    names += [n for n, kind in FROM_THE_RUN.items() if kind == "shared"]
+    # A shard's Shard is compared part by part: its index differs by design.
+    parts = [
+        f"{name}.{part}" if name == "shard" else name
+        for name in names
+        for part in (Shard.model_fields if name == "shard" else [""])
+    ]
+    return tuple(f"settings.{p}" for p in parts if p not in PER_SHARD)
 
 
 class Selection(BaseModel):

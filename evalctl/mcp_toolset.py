@@ -341,7 +341,9 @@ class McpToolset:
                     "(letters, digits, '_' and '-', at most 64, not starting with a digit or '-')",
                     hint="leave it out with `tools` globs, or change it with `prefix`",
                 )
-            schema = dict(tool.input_schema)
+            # Which draft the server wrote it in: a provider reads a tool's schema in its own
+            # dialect, and some refuse keys they do not know.
+            schema = {k: v for k, v in tool.input_schema.items() if k != "$schema"}
             problem = schema_problem(schema)
             if schema.get("type") != "object":
                 problem = problem or "its input schema is not of type object"

@@ -490,6 +490,12 @@ def test_a_tool_name_a_provider_would_refuse_is_refused_naming_server_and_tool(
     with pytest.raises(McpServerError) as caught:
         toolset._offer([Listed(name="arr", input_schema={"type": "array"})])
     assert "tool 'arr'" in caught.value.message and "not of type object" in caught.value.message
+    # The draft a schema names is the server's business: what a provider is offered drops it.
+    draft = "http://json-schema.org/draft-07/schema#"
+    (offered,) = toolset._offer(
+        [Listed(name="ok", input_schema={"$schema": draft, "type": "object"})]
+    ).values()
+    assert offered.definition.parameters == {"type": "object"}
 
 
 def test_tool_choice_and_assertions_may_name_tools_known_only_once_the_server_answers(

@@ -45,7 +45,8 @@ LLAMA_STAMP := $(VENV)/.llama-stamp
 STAMP := $(VENV)/.setup-stamp
 
 .PHONY: setup run test lint typecheck pytest proto schema bench clean quality soak crash-test \
-	setup-browser setup-postgres setup-mcp baseline-local install-check llama-cmake-args test-fast FORCE
+	setup-browser setup-postgres setup-mcp baseline-local install-check llama-cmake-args test-fast \
+	docs bench-tests FORCE
 
 setup: $(STAMP)
 
@@ -199,6 +200,18 @@ schema: setup
 
 bench: setup
 	$(PY) benchmarks/run_all.py
+
+# The generated blocks of README.md and docs/*.md (`<!-- generated:NAME -->`), rendered from
+# committed files: benchmarks/results/*.json and the committed baseline
+# (benchmarks/docs_tables.py; tests/test_doc_figures.py fails while one is stale).
+docs: setup
+	$(PY) benchmarks/docs_tables.py
+
+# The test suite's size and wall times, recorded with this machine and today's date in
+# benchmarks/results/tests.json, then rendered into the README. As long as two test runs.
+bench-tests: setup setup-mcp
+	$(PY) benchmarks/bench_tests.py --write
+	$(PY) benchmarks/docs_tables.py
 
 # A fresh venv (no system packages), the project installed without extras, a templated suite
 # run on the scripted provider: what a user without `[local]` gets. About 1-2 minutes, mostly

@@ -21,9 +21,7 @@ from evalctl.baselines.model import BaselineStatus
 from evalctl.errors import ExitCode, Tone
 from evalctl.results.models import CaseStatus, CheckResult, CheckStatus
 from evalctl.results.text import plural
-from evalctl.stats import wilson_interval
-
-Counts = tuple[int, int]  # (passed, runs)
+from evalctl.stats import Counts, wilson_interval
 
 
 class RateInterval(BaseModel):

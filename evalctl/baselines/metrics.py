@@ -46,8 +46,8 @@ from evalctl.baselines.comparison import MetricChange, MetricReport
 from evalctl.baselines.model import Baseline, CaseMetrics, SuiteMetrics
 from evalctl.chat import Usage
 from evalctl.errors import BadInputError
-from evalctl.results.models import CaseResult, RunResult, SuiteGate
-from evalctl.results.summary import SCORED, percentile
+from evalctl.results.models import SCORED, CaseResult, RunResult, SuiteGate
+from evalctl.results.summary import percentile
 from evalctl.results.text import plural
 from evalctl.stats import t_quantile
 
@@ -128,7 +128,6 @@ def _samples(case: CaseResult) -> list[_Sample]:
     return [
         _Sample(a.latency_ms, a.usage)
         for a in case.attempts
-        # An attempt is never flaky (a case of several is): the one SCORED set serves both.
         if a.status in SCORED and not a.confirmation
     ]
 
@@ -166,12 +165,6 @@ def figures(cases: Sequence[CaseMetrics]) -> dict[str, list[float] | None]:
         [sum(cost[r] for cost in costs) for r in range(n)] if len(costs) == len(cases) else None
     )
     return out
-
-
-def run_metrics(cases: Sequence[CaseResult], cost_of: CostOf | None) -> dict[str, float | None]:
-    """Each metric of one suite's cases: per run sample, averaged over the samples."""
-    measured = [m for c in cases if (m := case_metrics(c, cost_of)) is not None]
-    return {name: _mean(values) for name, values in figures(measured).items()}
 
 
 def _mean(values: Sequence[float] | None) -> float | None:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalctl.gatestats import Stratum, drop_p_value
+from evalctl.results.models import SCORED
 from evalctl.stats import wilson_interval
 
 DEFAULT_ALPHA = 0.05
@@ -36,7 +37,6 @@ DEFAULT_ALPHA = 0.05
 # part, and the best split by z is nearly always the best by p.
 _CANDIDATES = 3
 MIN_FLIPS = 2
-SCORED = frozenset({"pass", "fail", "flaky"})
 
 
 @dataclass(frozen=True)

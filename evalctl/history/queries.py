@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalctl.history import analysis
 from evalctl.history.analysis import Point
 from evalctl.history.store import Store
+from evalctl.results.models import SCORED
 from evalctl.stats import wilson_interval
 
 
@@ -590,7 +591,7 @@ def _change_of(
     if p_adj > alpha:
         return None
     first = runs[split.index]
-    scored_before = [i for i in range(split.index) if runs[i].status in analysis.SCORED]
+    scored_before = [i for i in range(split.index) if runs[i].status in SCORED]
     since_last = runs[scored_before[-1] + 1 if scored_before else 0 : split.index + 1]
     return Change(
         suite=suite,

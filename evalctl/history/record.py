@@ -30,14 +30,13 @@ from typing import Any
 
 from evalctl.cost import usage_pricer
 from evalctl.history.store import Store
-from evalctl.results.models import CaseResult, RunResult
+from evalctl.results.models import SCORED, CaseResult, RunResult
 from evalctl.results.summary import percentile
 from evalctl.secrets import redact
 
 # zlib level 1: transcripts are JSON text that compresses ~5x even at the fastest level;
 # higher levels buy a few percent for several times the time (benchmarks/bench_history.py).
 _ZLIB_LEVEL = 1
-SCORED = ("pass", "fail", "flaky")
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ from typing import Any
 
 from evalctl.errors import BadInputError
 from evalctl.reports.write import write_report
-from evalctl.results.models import RunResult
-from evalctl.results.summary import SCORED
+from evalctl.results.models import SCORED, RunResult
 from evalctl.results.text import pass_rate, percent, plural, rate_tone, visible_controls
 from evalctl.secrets import redact, redact_before_cut
 

@@ -33,8 +33,14 @@ from evalctl.reports.kit.card import STATUS_COLOURS, badge, card, rate_badge
 from evalctl.reports.kit.elements import el
 from evalctl.reports.kit.page import page, section
 from evalctl.reports.kit.table import Cell, num, table
-from evalctl.results.models import CaseResult, CheckResult, RunResult, ToolCallRecord, TurnRecord
-from evalctl.results.summary import SCORED
+from evalctl.results.models import (
+    SCORED,
+    CaseResult,
+    CheckResult,
+    RunResult,
+    ToolCallRecord,
+    TurnRecord,
+)
 from evalctl.results.text import pass_rate, percent, plural, rate_tone, visible_controls
 from evalctl.secrets import redact_before_cut
 

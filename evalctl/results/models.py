@@ -31,6 +31,9 @@ SCHEMA_VERSION: Final = STABILITY_VERSION
 RUN_SCHEMA_VERSION: Final = RUN_VERSION
 
 CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
+# A case status that was scored: it stands for at least one scored sample (an attempt is
+# never flaky, a case of several is: the one set serves both).
+SCORED: Final[frozenset[CaseStatus]] = frozenset({"pass", "fail", "flaky"})
 # `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
 # neither a pass nor a failure and is counted apart everywhere. `error`: the check could not
 # reach a verdict (a judge model that did not answer; why is in `message`); the case is then

@@ -39,8 +39,8 @@ from pydantic import (
 from evalctl import userfiles
 from evalctl.errors import BadInputError
 from evalctl.results.document import CONVERSATION_FIELDS, load_document, resolve_results_path
-from evalctl.results.models import CaseResult, RunResult
-from evalctl.results.versions import RUN_VERSION, SCORED, supported
+from evalctl.results.models import SCORED, CaseResult, RunResult
+from evalctl.results.versions import RUN_VERSION, supported
 
 # What `load_document(skip_conversations=True)` drops: each case's conversation fields and
 # its prompt reference, and the run's table of system prompts.

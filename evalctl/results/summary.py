@@ -24,9 +24,7 @@ from evalctl.chat import Usage
 from evalctl.config import ModelPrice
 from evalctl.cost import estimate_cost, price_for, price_table
 from evalctl.providers.registry import is_billed
-from evalctl.results.models import CaseResult, LatencyStats, Summary
-
-SCORED = frozenset({"pass", "fail", "flaky"})
+from evalctl.results.models import SCORED, CaseResult, LatencyStats, Summary
 
 
 def percentile(values: Sequence[float], p: float) -> float:

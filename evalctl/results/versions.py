@@ -39,9 +39,6 @@ STABILITY_VERSION: Final = 1
 MATRIX_VERSION: Final = 1
 MANIFEST_VERSION: Final = 2
 
-# A case status that was scored: it stands for at least one scored sample.
-SCORED: Final = ("pass", "fail", "flaky")
-
 
 @dataclass(frozen=True)
 class FileSchema:
@@ -120,6 +117,9 @@ def fill_run(data: Data) -> Data:
 
 
 def _fill_case(case: Data) -> Data:
+    # Here, not at the top: evalctl.results.models imports this module's version numbers.
+    from evalctl.results.models import SCORED
+
     attempts = case.get("attempts")
     if "driven_by" not in case and _model_free(case, attempts):
         case = {**case, "driven_by": "tools"}

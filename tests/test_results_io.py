@@ -14,6 +14,7 @@ import tomli_w
 
 from evalctl.errors import BadInputError, ExitCode, InfraError
 from evalctl.results.io import (
+    dumps_toml,
     from_toml,
     mark_nulls,
     read_run,
@@ -301,3 +302,23 @@ def test_a_write_to_a_fifo_or_device_writes_into_it_and_never_replaces_it(tmp_pa
     reader.join(30)
     assert received == ["through the pipe\n"]
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_the_toml_writer_reads_back_equal_on_awkward_data() -> None:
+    data = {
+        "plain": "text",
+        "odd key.with dots": 'quote " backslash \\ DEL \x7f NUL \x00 tab \t é \u2028',
+        "n": -(2**62),
+        "f": 1e-05,
+        "big": 1.5e300,
+        "flags": [True, False],
+        "empty_list": [],
+        "empty_table": {},
+        "mixed": [1, "a", {"x": [1, 2]}, [[]]],
+        "null": {"$null": True},
+        "table": {"inner": {"deep": 1}, "s": "v", "rows": [{"a": 1}, {"b": {"c": "d"}}]},
+        "cases": [{"key": "s/a", "checks": [{"name": "x", "passed": True}], "usage": {"in": 1}}],
+    }
+    assert tomllib.loads(dumps_toml(data)) == data
+    # As tomli_w laid it out: tables and arrays of tables, not one long inline line.
+    assert "\n[[cases]]\n" in dumps_toml(data) and "\n[table.inner]\n" in dumps_toml(data)

@@ -88,6 +88,7 @@ def run_once(
     out: str,
     store: bool,
     profile: Path | None = None,
+    src: Path | None = None,
 ) -> Measured:
     script = ServerScript(default=Step.reply(REPLY))
     with FakeLLMServer(script, latency_ms=latency_ms) as server:
@@ -97,6 +98,9 @@ def run_once(
             "EVALCTL_HOME": str(root / "home"),
             "NO_COLOR": "1",
         }
+        if src is not None:
+            # Another checkout's evalctl (an earlier commit), measured side by side.
+            env["PYTHONPATH"] = str(src)
         prefix = [sys.executable]
         if profile is not None:
             prefix += ["-m", "cProfile", "-o", str(profile)]
@@ -145,6 +149,13 @@ def main() -> None:
     parser.add_argument(
         "--store-only", action="store_true", help="skip the second run with --no-store"
     )
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also measure the evalctl in this source tree (e.g. `git archive` of an earlier"
+        " commit) in the same run",
+    )
     args = parser.parse_args()
     ideal = args.cases * args.latency_ms / 1000 / args.jobs
     load = f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs"
@@ -162,15 +173,19 @@ def main() -> None:
             )  # fmt: skip
             print(f"profiled run: wall {m.wall_s:.2f} s, stats in {args.profile}")
             return
-        runs = [("store on", True)] + ([] if args.store_only else [("--no-store", False)])
+        runs: list[tuple[str, bool, Path | None]] = [("store on", True, None)]
+        if not args.store_only:
+            runs.append(("--no-store", False, None))
+        if args.baseline_src is not None:
+            runs.append(("baseline", True, args.baseline_src.resolve()))
         print(
             "                 wall s   wall/ideal   cpu s   cpu ms/case   peak in flight   RSS MiB"
         )
         results = {}
-        for label, store in runs:
+        for n, (label, store, src) in enumerate(runs):
             m = run_once(
                 root, suite, latency_ms=args.latency_ms, jobs=args.jobs,
-                out=f"out-{int(store)}", store=store,
+                out=f"out-{n}", store=store, src=src,
             )  # fmt: skip
             if m.requests != args.cases:
                 raise SystemExit(f"the server saw {m.requests} requests for {args.cases} cases")
@@ -186,6 +201,12 @@ def main() -> None:
         f" -j {args.jobs}; cpu {on.cpu_s * 1000 / args.cases:.1f} ms/case;"
         f" peak in flight {on.peak_in_flight}/{args.jobs})"
     )
+    if "baseline" in results:
+        base = results["baseline"]
+        print(
+            f"ratio cpu vs baseline {on.cpu_s / base.cpu_s:.2f},"
+            f" wall vs baseline {on.wall_s / base.wall_s:.2f}"
+        )
 
 
 if __name__ == "__main__":

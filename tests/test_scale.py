@@ -135,3 +135,65 @@ def test_a_run_keeps_j_requests_in_flight(
     assert result.code == 0, result.out + result.err
     assert requests == 2 * jobs
     assert peak == jobs
+
+
+TABLE_SUITE = """\
+[suite]
+name = "tickets"
+kind = "assert"
+cases_from = "tickets.csv"
+
+[suite.case_template]
+input = { prompt = "Classify: {{ ticket }}" }
+[[suite.case_template.assert]]
+type = "contains"
+value = "{{ expected }}"
+"""
+
+
+@pytest.fixture
+def sixty_cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # Every reply is "ok"; three rows expect something else, so three cases fail.
+    rows = "".join(
+        f"row{i:02d},ticket {i},{'nope' if i in (7, 21, 42) else 'ok'}\n" for i in range(60)
+    )
+    (tmp_path / "tickets.csv").write_text("id,ticket,expected\n" + rows)
+    (tmp_path / "tickets.toml").write_text(TABLE_SUITE)
+    return tmp_path / "tickets.toml"
+
+
+def _run_sixty(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    suite: Path,
+    *flags: str,
+) -> str:
+    with FakeLLMServer() as server:
+        for name, value in server.env().items():
+            monkeypatch.setenv(name, value)
+        out = suite.parent / f"out{len(flags)}"
+        result = run_cli(
+            capsys, "run", "--provider", "openai", "--cases", str(suite), "-j", "4",
+            "--out", str(out), "--no-progress", "--no-store", *flags,
+        )  # fmt: skip
+    assert result.code == 0, result.out + result.err
+    return result.out
+
+
+def test_a_large_run_lists_what_did_not_pass_and_counts_the_rest(
+    sixty_cases: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _run_sixty(capsys, monkeypatch, sixty_cases)
+    for failed in ("row07", "row21", "row42"):
+        assert f"tickets/{failed}" in out
+    assert "tickets/row00" not in out and "tickets/row59" not in out
+    assert "not listed: 57 passing of 60 cases" in out
+    assert "57/60 passed" in out  # the summary line stays
+
+
+def test_verbose_lists_every_case(
+    sixty_cases: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _run_sixty(capsys, monkeypatch, sixty_cases, "--verbose")
+    assert all(f"tickets/row{i:02d}" in out for i in range(60))
+    assert "not listed" not in out

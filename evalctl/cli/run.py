@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -24,6 +25,9 @@ from evalctl.userfiles import MAX_SAMPLES, MAX_TIMEOUT_S
 
 # `--markdown -` means standard output, as in `evalctl report`.
 MARKDOWN_STDOUT = Path("-")
+# Past this many cases the table lists only the cases that did not pass (at most this many):
+# rendering 1,000 rows took seconds of a large run's CPU, and no one reads them (issue 41).
+TABLE_ROWS = 50
 
 
 class CaseLine(BaseModel):
@@ -59,12 +63,28 @@ def _fmt_rate(rate: float | None) -> str:
     return "-" if rate is None else f"{rate:.0%}"
 
 
-def render(out: RunOutput) -> None:
+def _shown(cases: list[CaseLine], verbose: bool) -> tuple[list[CaseLine], str | None]:
+    """The table's rows, and what the table leaves out, said in a line (None: nothing)."""
+    if verbose or len(cases) <= TABLE_ROWS:
+        return cases, None
+    others = [line for line in cases if line.status != "pass"]
+    shown = others[:TABLE_ROWS]
+    passed = len(cases) - len(others)
+    more = len(others) - len(shown)
+    return shown, (
+        f"not listed: {passed} passing of {len(cases)} cases"
+        + (f", and {more} more that did not pass" if more else "")
+        + " (--verbose lists every case; `evalctl report RESULTS` tabulates them)"
+    )
+
+
+def render(out: RunOutput, *, verbose: bool = False) -> None:
     table = Table(title=f"{out.run_id} · {out.provider} · {out.model}", title_justify="left")
-    pids = any(line.daemon_pid is not None for line in out.cases)
+    rows, left_out = _shown(out.cases, verbose)
+    pids = any(line.daemon_pid is not None for line in rows)
     for column in ("case", "status", "latency", *(("daemon pid",) if pids else ()), "detail"):
         table.add_column(column, overflow="fold")
-    for line in out.cases:
+    for line in rows:
         detail = line.error or line.skip_reason or ", ".join(line.failed_checks)
         if line.repeats:
             detail = f"{line.repeats}; {detail}" if detail else line.repeats
@@ -79,7 +99,10 @@ def render(out: RunOutput) -> None:
             *pid,
             escape(redact(detail)),
         )
-    stdout.print(table)
+    if rows:
+        stdout.print(table)
+    if left_out is not None:
+        stdout.print(left_out)
     s = out.summary
     stdout.print(
         f"[bold]{s.passed}/{s.total} passed[/] ({_fmt_rate(s.pass_rate)} of scored) · "
@@ -139,6 +162,15 @@ def run(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
     ] = True,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help=f"List every case in the table (past {TABLE_ROWS} cases it lists only those "
+            "that did not pass, and counts the rest).",
+        ),
+    ] = False,
     resume: Annotated[
         Path | None,
         typer.Option(
@@ -294,7 +326,7 @@ def run(
         return run_matrix(request, plan[0], as_json)
     if request.provider == "all":
         return _run_all_providers(request, as_json, exclusive=exclusive)
-    return _run_one(request, shard_spec, junit, markdown, as_json)
+    return _run_one(request, shard_spec, junit, markdown, as_json, verbose=verbose)
 
 
 def _run_one(
@@ -303,6 +335,8 @@ def _run_one(
     junit: Path | None,
     markdown: Path | None,
     as_json: bool,
+    *,
+    verbose: bool = False,
 ) -> Outcome | None:
     """One provider's run of `request`, its renderings, and what the command prints."""
     # Imported on use so `evalctl --help` does not load the runner.
@@ -341,7 +375,7 @@ def _run_one(
     if request.resume and request.out_dir is not None:
         matrix_path = resumed_cell(request.out_dir, outcome.results_path)
         output.matrix_path = str(matrix_path) if matrix_path else None
-    emit(output, as_json, render)
+    emit(output, as_json, functools.partial(render, verbose=verbose))
     if markdown == MARKDOWN_STDOUT and markdown_text is not None:
         # `--markdown -` prints it after the table, as `report --markdown -` does (it once
         # wrote a file named "-").

@@ -14,6 +14,7 @@ import typer
 
 from evalctl import __version__
 from evalctl.cli.crashlog import save_traceback
+from evalctl.cli.help_format import TidyGroup
 from evalctl.errors import BadInputError, EvalctlError, ExitCode, Outcome
 from evalctl.secrets import redact
 from evalctl.userfiles import environment_error
@@ -26,6 +27,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Help paragraphs rewrapped to the terminal, flags without a `<bool>` placeholder.
+    cls=TidyGroup,
 )
 
 

@@ -139,8 +139,10 @@ def validate(
     ] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Validate suite files strictly: everything `run` would check, files and modules they
-    name included. Exit 2 listing every problem (file, case id, field) in every file.
+    """Validate suite files strictly: everything `run` would check.
+
+    Files and modules the suites name are checked too. Exit 2 listing every problem (file,
+    case id, field) in every file.
 
     Runs none of the suites' code: a python tool's module is read, never imported. With
     --no-tools-exec, command and python tools are problems too, as `run --no-tools-exec` says.

@@ -140,8 +140,7 @@ class CommandEntry:
 COMMANDS: dict[str, CommandEntry] = {
     "init": CommandEntry(
         _init,
-        "Write a starter suite: cases/starter.toml (an `assert` suite with a fixture-backed\n"
-        "tool), its fixture, and a reply script that makes a scripted run pass.",
+        "Write a starter suite, its fixture, and a reply script that makes it pass.",
     ),
     "run": CommandEntry(_run, "Run golden cases against a provider and write versioned results."),
     "cases": CommandEntry(_cases, "List and validate case suites.", group=True),
@@ -150,19 +149,18 @@ COMMANDS: dict[str, CommandEntry] = {
         "List providers, whether each is available, and the reason when it is not.",
     ),
     "embed": CommandEntry(
-        _embed, "Embed texts with a provider and show the vectors; several texts, their cosines."
+        _embed, "Embed texts with a provider and show the vectors (several: their cosines)."
     ),
     "plugins": CommandEntry(
         _plugins,
-        "List the kinds, tools, checks, resources and settings plugins register, and the "
-        "plugin\n(built-in, entry point or evalctl.toml) each comes from.",
+        "List what plugins register, and the plugin each entry comes from.",
     ),
     "baseline": CommandEntry(
         _baseline, "Write the per-provider baseline that `evalctl compare` gates against."
     ),
     "compare": CommandEntry(_compare, "Gate results on a baseline, or diff two runs."),
     "schema": CommandEntry(
-        _schema, "Print the JSON Schema of a suite file, for editors that check TOML against one."
+        _schema, "Print the JSON Schema of a suite file, for editors that check TOML with one."
     ),
     "models": CommandEntry(_models, "List and verify local GGUF models.", group=True),
     "server": CommandEntry(_server, "Run and manage the local inference daemon.", group=True),
@@ -172,7 +170,7 @@ COMMANDS: dict[str, CommandEntry] = {
     ),
     "gate": CommandEntry(
         _gate,
-        "Say whether CI's quality job must run (`run=true|false`), with the reason and files.",
+        "Say whether CI's quality job must run (`run=true|false`), and why.",
     ),
     "merge": CommandEntry(
         _merge,
@@ -180,7 +178,7 @@ COMMANDS: dict[str, CommandEntry] = {
     ),
     "soak": CommandEntry(
         _soak,
-        "Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.",
+        "Soak the local daemon: N requests on one warm daemon, its memory sampled.",
     ),
     "crash-test": CommandEntry(
         _crash_test,
@@ -188,13 +186,12 @@ COMMANDS: dict[str, CommandEntry] = {
     ),
     "history": CommandEntry(
         _history,
-        "The run store: import results folders, list runs, a case's history, flaky cases, "
-        "changes and trends.",
+        "The run store: runs, a case's history, flaky cases, changes and trends.",
         group=True,
     ),
     "view": CommandEntry(
         _view,
-        "Browse the run store: runs, cases, trends, flaky cases and comparisons, in the browser.",
+        "Browse the run store in a browser: runs, cases, trends, flaky cases, diffs.",
     ),
 }
 

@@ -101,7 +101,7 @@ def embed(
     ] = DEFAULT_TIMEOUT_S,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Embed texts with a provider and show the vectors; several texts, their cosines.
+    """Embed texts with a provider and show the vectors (several: their cosines).
 
     The local engine embeds with the served model (or `local_embedding_model`): SmolLM2-135M
     by default, a small chat model whose embeddings are weak; docs/hardware.md, "Embeddings".

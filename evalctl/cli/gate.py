@@ -42,7 +42,7 @@ def gate(
     ],
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Say whether CI's quality job must run (`run=true|false`), with the reason and files.
+    """Say whether CI's quality job must run (`run=true|false`), and why.
 
     Changed files: `git diff REF...HEAD`, plus uncommitted and untracked files,
     matched against the [gate] globs of evalctl.toml (prompts, cases, baselines, engine, ...).

@@ -27,10 +27,7 @@ from evalctl.history import queries
 from evalctl.history.queries import CaseHistory, Change, FlakyCase, RunSummary, TrendPoint
 from evalctl.history.store import Store, open_store
 
-HELP = (
-    "The run store: import results folders, list runs, a case's history, flaky cases, "
-    "changes and trends."
-)
+HELP = "The run store: runs, a case's history, flaky cases, changes and trends."
 
 SUITE = typer.Option("--suite", help="Only runs of this suite.")
 PROVIDER = typer.Option("--provider", help="Only runs of this provider.")
@@ -137,7 +134,7 @@ def import_(
     no_store: NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Add existing results folders to the run store (a run already there is kept once).
+    """Add existing results folders to the run store (a run stored already is kept).
 
     The shards of one sharded run given together are stored as one run, as `evalctl merge`
     would make it. Every results schema version evalctl reads is accepted.
@@ -274,7 +271,7 @@ def case(
     no_store: NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """A case's status and pass rate run by run, with each run's commit (oldest first).
+    """A case's status and pass rate run by run (oldest first), with each commit.
 
     Its runs with one provider and model: those of its latest run unless --provider and
     --model choose.
@@ -334,7 +331,7 @@ def flaky(
     no_store: NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Cases whose outcome flips between runs with an unchanged definition, most flips first.
+    """Cases whose outcome flips while their definition stays, most flips first.
 
     A case that changed once for good is a change (`history changes`), not a flake.
     """
@@ -392,8 +389,10 @@ def changes(
     no_store: NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Cases whose pass rate changed for good: the first run after the change, its commit
-    and the exact test's p-value (Bonferroni over split points and cases searched)."""
+    """Cases whose pass rate changed for good, with the first run after the change.
+
+    Each with that run's commit and the exact test's p-value (Bonferroni over the split
+    points and cases searched)."""
     when = parse_since(since)
     with _opened(store, no_store) as opened:
         found = queries.changes(

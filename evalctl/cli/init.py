@@ -77,8 +77,10 @@ def init(
     ] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Write a starter suite: cases/starter.toml (an `assert` suite with a fixture-backed
-    tool), its fixture, and a reply script that makes a scripted run pass."""
+    """Write a starter suite, its fixture, and a reply script that makes it pass.
+
+    The suite is cases/starter.toml, an `assert` suite with a fixture-backed tool; the reply
+    script makes a scripted run of it pass."""
     files = write_starter(directory, force=force)
     out = InitOutput(
         directory=str(directory),

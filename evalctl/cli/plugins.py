@@ -42,8 +42,10 @@ def _render(report: PluginsReport) -> None:
 
 
 def plugins(as_json: Annotated[bool, options.JSON] = False) -> None:
-    """List the kinds, tools, checks, resources and settings plugins register, and the plugin
-    (built-in, entry point or evalctl.toml) each comes from."""
+    """List what plugins register, and the plugin each entry comes from.
+
+    Kinds, tools, checks, resources and settings, each with its plugin: built-in, an entry
+    point or evalctl.toml."""
     from evalctl.plugin_loader import loaded_plugins, registry
 
     options.settings_from_env()  # takes the plugins evalctl.toml names

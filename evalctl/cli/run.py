@@ -14,6 +14,7 @@ from rich.table import Table
 
 from evalctl.cases.select import parse_meta
 from evalctl.cli import confirm_option, history_store, options
+from evalctl.cli.help_format import in_panel
 from evalctl.cli.output import emit, stdout
 from evalctl.cli.run_matrix import matrix_plan, matrix_reports, resumed_cell, run_matrix
 from evalctl.errors import BadInputError, Ended, ExitCode, Outcome
@@ -121,20 +122,33 @@ def render(out: RunOutput, *, verbose: bool = False) -> None:
             stdout.print(f"{label}: {path}")
 
 
+# `evalctl run --help` lists its options in these panels (--json and --help stay in Options).
+_SELECTION = "Selection"
+_PROVIDER = "Provider"
+_SAMPLING = "Sampling"
+_GATE = "Gate and baseline"
+_OUTPUT = "Output and reports"
+_DAEMON = "Local daemon"
+_LIMITS = "Limits and safety"
+
+
 def run(
-    provider: Annotated[list[str] | None, options.PROVIDER] = None,
-    model: Annotated[list[str] | None, options.MODEL] = None,
-    suite: Annotated[list[str] | None, options.SUITE] = None,
-    case: Annotated[list[str] | None, options.CASE] = None,
-    feature: Annotated[list[str] | None, options.FEATURE] = None,
-    meta: Annotated[list[str] | None, options.META] = None,
-    limit: Annotated[int | None, options.LIMIT] = None,
-    script: Annotated[Path | None, options.SCRIPT] = None,
-    cases: Annotated[list[Path] | None, options.CASES_PATH] = None,
+    provider: Annotated[list[str] | None, in_panel(options.PROVIDER, _PROVIDER)] = None,
+    model: Annotated[list[str] | None, in_panel(options.MODEL, _PROVIDER)] = None,
+    suite: Annotated[list[str] | None, in_panel(options.SUITE, _SELECTION)] = None,
+    case: Annotated[list[str] | None, in_panel(options.CASE, _SELECTION)] = None,
+    feature: Annotated[list[str] | None, in_panel(options.FEATURE, _SELECTION)] = None,
+    meta: Annotated[list[str] | None, in_panel(options.META, _SELECTION)] = None,
+    limit: Annotated[int | None, in_panel(options.LIMIT, _SELECTION)] = None,
+    script: Annotated[Path | None, in_panel(options.SCRIPT, _PROVIDER)] = None,
+    cases: Annotated[list[Path] | None, in_panel(options.CASES_PATH, _SELECTION)] = None,
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", "-o", help="Directory for results.json/.toml (default: results/<run-id>)."
+            "--out",
+            "-o",
+            help="Directory for results.json/.toml (default: results/<run-id>).",
+            rich_help_panel=_OUTPUT,
         ),
     ] = None,
     repeats: Annotated[
@@ -144,6 +158,7 @@ def run(
             min=1,
             max=MAX_SAMPLES,
             help="Run each case N times; pass rate with a 95% interval, flaky when some pass.",
+            rich_help_panel=_SAMPLING,
         ),
     ] = None,
     concurrency: Annotated[
@@ -154,13 +169,18 @@ def run(
             min=1,
             help="Cases sent at once (default 1). The local daemon serves one case per slot, "
             "each slot on its share of the threads, as many slots as -j (or local_parallel).",
+            rich_help_panel=_LIMITS,
         ),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Per-case timeout in seconds.")
+        float | None,
+        typer.Option("--timeout", help="Per-case timeout in seconds.", rich_help_panel=_LIMITS),
     ] = None,
     progress: Annotated[
-        bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+        bool,
+        typer.Option(
+            "--progress/--no-progress", help="Show a progress bar.", rich_help_panel=_OUTPUT
+        ),
     ] = True,
     verbose: Annotated[
         bool,
@@ -169,6 +189,7 @@ def run(
             "-v",
             help=f"List every case in the table (past {TABLE_ROWS} cases it lists only those "
             "that did not pass, and counts the rest).",
+            rich_help_panel=_OUTPUT,
         ),
     ] = False,
     resume: Annotated[
@@ -177,14 +198,21 @@ def run(
             "--resume",
             metavar="RUN_DIR",
             help="Continue an interrupted or killed run: run only the cases its journal lacks.",
+            rich_help_panel=_SELECTION,
         ),
     ] = None,
     shard: Annotated[
         str | None,
-        typer.Option("--shard", metavar="I/N", help="Run only shard I of N (see `evalctl merge`)."),
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N (see `evalctl merge`).",
+            rich_help_panel=_SELECTION,
+        ),
     ] = None,
     junit: Annotated[
-        Path | None, typer.Option("--junit", help="Also write JUnit XML here.")
+        Path | None,
+        typer.Option("--junit", help="Also write JUnit XML here.", rich_help_panel=_OUTPUT),
     ] = None,
     markdown: Annotated[
         Path | None,
@@ -192,6 +220,7 @@ def run(
             "--markdown",
             help="Also write a Markdown summary here ('-': standard output), and to "
             "$GITHUB_STEP_SUMMARY when set.",
+            rich_help_panel=_OUTPUT,
         ),
     ] = None,
     restart_per_case: Annotated[
@@ -200,6 +229,7 @@ def run(
             "--restart-per-case",
             help="Full benchmark: a fresh local daemon for every case (pid, start and duration "
             "recorded per case).",
+            rich_help_panel=_DAEMON,
         ),
     ] = False,
     cooldown: Annotated[
@@ -211,6 +241,7 @@ def run(
             help=(
                 "With --restart-per-case: pause between stopping one daemon and starting the next."
             ),
+            rich_help_panel=_DAEMON,
         ),
     ] = None,
     judge_cache: Annotated[
@@ -218,17 +249,18 @@ def run(
         typer.Option(
             "--judge-cache/--no-judge-cache",
             help="Reuse `judge` verdicts cached under EVALCTL_HOME (--no-judge-cache asks again).",
+            rich_help_panel=_PROVIDER,
         ),
     ] = True,
-    temperature: Annotated[float | None, options.TEMPERATURE] = None,
-    seed: Annotated[int | None, options.SEED] = None,
-    samples: Annotated[int | None, options.SAMPLES] = None,
-    baseline: Annotated[Path | None, confirm_option.BASELINE] = None,
-    confirm: Annotated[str | None, confirm_option.CONFIRM] = None,
-    no_tools_exec: Annotated[bool, options.NO_TOOLS_EXEC] = False,
-    allow_outside_paths: Annotated[bool, options.ALLOW_OUTSIDE_PATHS] = False,
-    store: history_store.StoreOpt = None,
-    no_store: history_store.NoStoreOpt = False,
+    temperature: Annotated[float | None, in_panel(options.TEMPERATURE, _SAMPLING)] = None,
+    seed: Annotated[int | None, in_panel(options.SEED, _SAMPLING)] = None,
+    samples: Annotated[int | None, in_panel(options.SAMPLES, _SAMPLING)] = None,
+    baseline: Annotated[Path | None, in_panel(confirm_option.BASELINE, _GATE)] = None,
+    confirm: Annotated[str | None, in_panel(confirm_option.CONFIRM, _GATE)] = None,
+    no_tools_exec: Annotated[bool, in_panel(options.NO_TOOLS_EXEC, _LIMITS)] = False,
+    allow_outside_paths: Annotated[bool, in_panel(options.ALLOW_OUTSIDE_PATHS, _LIMITS)] = False,
+    store: Annotated[str | None, in_panel(history_store.STORE, _OUTPUT)] = None,
+    no_store: Annotated[bool, in_panel(history_store.NO_STORE, _OUTPUT)] = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
     """Run golden cases against a provider and write versioned results.
@@ -237,18 +269,18 @@ def run(
     compare` gates), 3 when a case ended in an infrastructure error, 130 when interrupted
     (the cases finished so far are kept).
 
-    --resume RUN_DIR continues a run that was interrupted or killed: only the cases missing
-    from its journal run, with its original selection; contradicting flags exit 2.
-    --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
-    --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
-    --temperature and --seed override every suite's and case's sampling.
-    --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
-    --no-tools-exec refuses suites whose tools run code (docs/security.md).
-    --baseline B re-samples each case whose pass rate dropped below B's, --confirm R times
-    (default auto, 0: off), so `evalctl compare B RESULTS` can tell a broken case from noise.
-    --allow-outside-paths lets suites name files outside their project (docs/security.md).
-
-    --limit N runs the first N cases of each suite, after the other filters.
+    - --resume RUN_DIR continues a run that was interrupted or killed: only the cases
+      missing from its journal run, with its original selection; contradicting flags exit 2.
+    - --shard I/N runs one part of the selection; `evalctl merge` joins the parts.
+    - --limit N runs the first N cases of each suite, after the other filters.
+    - --restart-per-case runs the full-benchmark procedure (runbooks/full-benchmark.md).
+    - --temperature and --seed override every suite's and case's sampling.
+    - --samples K runs each case K times as K seeded samples (not with --repeats or --seed).
+    - --no-tools-exec refuses suites whose tools run code (docs/security.md).
+    - --baseline B re-samples each case whose pass rate dropped below B's, --confirm R times
+      (default auto, 0: off), so `evalctl compare B RESULTS` can tell a broken case from
+      noise.
+    - --allow-outside-paths lets suites name files outside their project (docs/security.md).
 
     Each run (each matrix cell's too) is recorded in the run store (docs/history.md):
     --store URL chooses it, --no-store records nothing.

@@ -46,7 +46,7 @@ def schema(
     ] = None,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Print the JSON Schema of a suite file, for editors that check TOML against one.
+    """Print the JSON Schema of a suite file, for editors that check TOML with one.
 
     It is generated from the models `evalctl cases validate` checks a suite with; the
     kind's `input`/`expected` and each assertion's parameters are checked by validate only.

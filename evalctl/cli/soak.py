@@ -148,7 +148,7 @@ def soak(
     no_store: history_store.NoStoreOpt = False,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> Outcome | None:
-    """Soak the local daemon: N requests on one warm daemon, its memory sampled throughout.
+    """Soak the local daemon: N requests on one warm daemon, its memory sampled.
 
     Requests cycle through the first --cycle cases of the selection (default: 5 of
     asset-triage), the exact first-turn requests a run sends. Memory (RSS, USS and

@@ -119,7 +119,7 @@ def view(
     ] = 5.0,
     as_json: Annotated[bool, options.JSON] = False,
 ) -> None:
-    """Browse the run store: runs, cases, trends, flaky cases and comparisons, in the browser.
+    """Browse the run store in a browser: runs, cases, trends, flaky cases, diffs.
 
     Pages: / and /runs (filter with ?suite= &provider= &model= &branch= &since=), /runs/ID,
     /cases, /cases/SUITE/ID (?a=RUN&b=RUN: two answers side by side), /trends/SUITE, /flaky,

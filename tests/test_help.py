@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import typer.main
 from rich.cells import cell_len
+from rich.text import Text
 from typer.testing import CliRunner
 
 from evalctl.cli import app as cli_app
@@ -132,6 +133,17 @@ def test_no_help_is_broken_mid_sentence_or_shows_a_type_placeholder(tree: Any) -
             if cell_len(line) > WIDTH
         ]
     assert problems == []
+
+
+def test_help_is_shown_as_written_never_read_as_markup(tree: Any) -> None:
+    # `[history] store` once vanished from --store's help: Rich read it as a style tag.
+    for path, command in walk(tree):
+        for text in [command.help, *(getattr(p, "help", None) for p in command.params)]:
+            if text:
+                assert Text.from_markup(text).plain == text.replace("\\[", "["), (path, text)
+    output = render(("run",))
+    assert "[history]" in output
+    assert "[matrix] in evalctl.toml" in output
 
 
 def test_the_broken_line_rule_catches_a_hard_break_and_spares_wrapping() -> None:

@@ -17,6 +17,7 @@ import copy
 from typing import Any
 
 import typer.core
+from rich.markup import escape
 from typer.models import OptionInfo
 
 
@@ -40,14 +41,23 @@ def reflow(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+def plain(text: str) -> str:
+    """`text` shown as written: help is prose, never Rich markup, so `[history] store` and
+    `[[suite.mcp]]` are not read as style tags and dropped (a `\\[` written to escape one
+    stays a `[`)."""
+    return escape(text.replace("\\[", "["))
+
+
 def tidy(command: Any) -> None:
     """Reflow `command`'s help and its subcommands', and drop flags' value placeholders.
 
     `command` is a command of the click that Typer bundles (`typer._click`, private: hence
     `Any` and the Typer classes in the checks)."""
     if command.help:
-        command.help = reflow(command.help)
+        command.help = plain(reflow(command.help))
     for param in command.params:
+        if getattr(param, "help", None):
+            param.help = plain(param.help)
         _name_value(param)
     help_option = command.get_help_option
 

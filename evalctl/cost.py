@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from evalctl.chat import Usage
 from evalctl.config import ModelPrice, Settings
-from evalctl.providers.registry import is_billed
+from evalctl.providers.registry import traits
 
 
 def _p(input_per_mtok: float, output_per_mtok: float) -> ModelPrice:
@@ -75,7 +75,7 @@ def estimate_cost(usage: Usage, price: ModelPrice) -> float:
 
 def estimate_run_cost(provider: str, model: str, usage: Usage, settings: Settings) -> float | None:
     """What `Summary.estimated_cost_usd` should hold: None for unbilled providers/unknown models."""
-    if not is_billed(provider):
+    if not traits(provider).billed:
         return None
     price = price_for(model, price_table(settings.prices))
     return None if price is None else estimate_cost(usage, price)
@@ -87,7 +87,7 @@ def usage_pricer(
     """What one sample's usage cost on `provider`'s `model` (None for an unbilled provider or
     an unknown model), as `estimate_run_cost` prices a run: the registry and the price table
     are asked once, not per sample."""
-    price = price_for(model, price_table(prices)) if is_billed(provider) else None
+    price = price_for(model, price_table(prices)) if traits(provider).billed else None
     if price is None:
         return lambda usage: None
     return lambda usage: estimate_cost(usage, price)

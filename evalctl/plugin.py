@@ -59,6 +59,7 @@ from evalctl.chat import ToolDef
 from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin_adapt import (
+    ProviderTraits,
     adapt_check,
     adapt_kind,
     adapt_tool,
@@ -66,13 +67,13 @@ from evalctl.plugin_adapt import (
     adapted_provider_factory,
     defined_name,
     has_shape,
+    traits_class,
 )
 from evalctl.providers.base import Provider
 from evalctl.providers.registry import (
     ProviderFactory,
     ProviderOptions,
     ProviderSpec,
-    ProviderTraits,
     TraitsSource,
 )
 from evalctl.results.models import CheckResult, ToolCallRecord, not_applicable
@@ -238,7 +239,7 @@ class Registry:
         self,
         name: str,
         factory: ProviderFactory | type[Provider],
-        traits: TraitsSource | None = None,
+        traits: TraitsSource | ProviderTraits | None = None,
     ) -> None:
         """A provider: `factory(options)` builds it (import its SDK inside, so listing
         providers costs nothing). What evalctl may know without building it are its traits:
@@ -265,6 +266,8 @@ class Registry:
                 name,
                 "traits must be a Provider class, a function returning one, or a ProviderTraits",
             )
+        if isinstance(traits, ProviderTraits):
+            traits = traits_class(name, traits)  # the one form: a class's attributes
         # A provider that does not inherit `Provider` is adapted, once, here.
         self._add("provider", name, adapted_provider_factory(factory), extra={"traits": traits})
 

@@ -10,7 +10,8 @@ optional hooks are probed by name here, and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,55 @@ def adapt_provider(value: Any) -> Provider:
     if callable(getattr(value, "embed", None)):
         return _AdaptedEmbeddingProvider(value)
     return _AdaptedProvider(value)
+
+
+@dataclass(frozen=True)
+class ProviderTraits:
+    """A provider's traits as data, for a plugin provider whose class does not carry them
+    (one written before the classes did, or a plain factory function): `add_provider(name,
+    factory, ProviderTraits(...))`. Each field means the `Provider` class attribute or class
+    method of the same name; `traits_class` makes them one, the only form the rest of
+    evalctl reads."""
+
+    summary: str = ""
+    # None: it always can run.
+    unavailable_reason: Callable[[ProviderOptions], str | None] | None = None
+    capabilities: frozenset[str] = frozenset()
+    concurrent: bool = False
+    billed: bool = False
+    real: bool = True
+    deterministic: bool = False
+    detect_env: tuple[str, ...] = ()
+    # None: nothing known.
+    describe: Callable[[ProviderOptions], str] | None = None
+    # None: nothing to check.
+    check_given: Callable[[ProviderOptions], None] | None = None
+    replays_script: bool = False
+    application: bool = False
+
+
+def traits_class(name: str, traits: ProviderTraits) -> type[Provider]:
+    """A `Provider` class whose class attributes and class methods are `traits`: what the
+    registry reads of every provider. Never built (the plugin's factory builds the
+    provider); a hook left None keeps `Provider`'s default."""
+    namespace: dict[str, Any] = {"name": name, "__module__": __name__}
+    for field in fields(traits):
+        value = getattr(traits, field.name)
+        if field.name in ("unavailable_reason", "describe", "check_given"):
+            if value is not None:
+                namespace[field.name] = classmethod(_call_with_options(value))
+        else:
+            namespace[field.name] = frozenset(value) if field.name == "capabilities" else value
+    made = type(f"{name}_traits", (Provider,), namespace)
+    assert issubclass(made, Provider)
+    return made
+
+
+def _call_with_options(hook: Callable[[ProviderOptions], Any]) -> Callable[..., Any]:
+    def call(cls: type[Provider], options: ProviderOptions) -> Any:
+        return hook(options)
+
+    return call
 
 
 def adapted_provider_factory(factory: ProviderFactory) -> ProviderFactory:

@@ -81,7 +81,7 @@ def test_the_scripted_provider_embeds_with_the_fake(tmp_path: Path) -> None:
 
 def test_which_built_in_providers_offer_embeddings() -> None:
     built_in = ("local", "anthropic", "gemini", "openai", "scripted")
-    offering = {name for name in built_in if CAP_EMBEDDINGS in registry.capabilities_of(name)}
+    offering = {name for name in built_in if CAP_EMBEDDINGS in registry.traits(name).capabilities}
     assert offering == {"local", "gemini", "openai", "scripted"}
 
 

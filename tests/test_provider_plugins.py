@@ -15,6 +15,7 @@ from evalctl.config import Settings
 from evalctl.errors import BadInputError
 from evalctl.plugin import Origin, ProviderOptions, ProviderTraits, Registry
 from evalctl.providers import registry as providers
+from evalctl.providers.registry import ProviderSpec
 from tests.cli_helpers import evalctl
 
 # A third-party provider as a user would write one: it answers every prompt in upper case.
@@ -162,13 +163,13 @@ def test_a_plugin_provider_is_seen_by_the_lookups_below_the_plugin_layer(
     reg.current = Origin("evalctl.toml", "metered_plugin")
     register(reg)
     try:
-        assert providers.is_billed("metered") and not providers.is_concurrent("metered")
+        assert providers.traits("metered").billed and not providers.traits("metered").concurrent
         opts = ProviderOptions(settings=Settings(), env={})
         rows = {a.name: a for a in providers.availability(opts)}
         assert rows["metered"].origin == "metered_plugin (evalctl.toml)"
     finally:
         plugin_loader.reset()
-    assert not providers.is_billed("metered")
+    assert not providers.traits("metered").billed
 
 
 def _doc_provider() -> str:
@@ -177,6 +178,45 @@ def _doc_provider() -> str:
     start = doc.index("`shout_plugin.py` (with")
     body = doc.index("\n", doc.index("```", start)) + 1
     return doc[body : doc.index("```", body)]
+
+
+def test_traits_given_as_data_become_the_class_every_lookup_reads() -> None:
+    from evalctl.plugin import Provider
+
+    def refuse(options: ProviderOptions) -> None:
+        raise BadInputError("no such file", field="--script")
+
+    reg = Registry()
+    reg.add_provider(
+        "old",
+        lambda options: None,  # type: ignore[arg-type,return-value]
+        ProviderTraits(
+            "an old plugin",
+            lambda options: None if options.env.get("OLD_KEY") else "set OLD_KEY",
+            capabilities=frozenset({"tools"}),
+            billed=True,
+            describe=lambda options: "on the old API",
+            check_given=refuse,
+        ),
+    )
+    (spec,) = reg.providers()
+    cls = spec.traits
+    assert issubclass(cls, Provider) and cls.summary == "an old plugin"
+    assert cls.billed and cls.capabilities == {"tools"} and not cls.concurrent and cls.real
+    ready = ProviderOptions(settings=Settings(), env={"OLD_KEY": "1"})
+    assert cls.unavailable_reason(ready) is None and cls.describe(ready) == "on the old API"
+    assert cls.unavailable_reason(ProviderOptions(settings=Settings(), env={})) == "set OLD_KEY"
+    with pytest.raises(BadInputError, match="no such file"):
+        cls.check_given(ready)
+    # A hook left out keeps the base class's default.
+    (bare,) = [s for s in _registered("bare", ProviderTraits()) if s.name == "bare"]
+    assert bare.traits.describe(ready) == "" and bare.traits.unavailable_reason(ready) is None
+
+
+def _registered(name: str, traits: ProviderTraits) -> list[ProviderSpec]:
+    reg = Registry()
+    reg.add_provider(name, lambda options: None, traits)  # type: ignore[arg-type,return-value]
+    return reg.providers()
 
 
 def test_the_docs_provider_is_one_class_and_one_registration_line(

@@ -14,8 +14,7 @@ from evalctl.providers.registry import (
     availability,
     create,
     detect,
-    is_billed,
-    is_concurrent,
+    traits,
 )
 from tests.cli_helpers import run_cli
 
@@ -106,14 +105,18 @@ def test_provider_help_names_every_registered_provider(
 
 def test_traits_come_from_the_specs() -> None:
     # Cost estimates, --concurrency and --provider all read these, not lists of names.
-    assert is_billed("anthropic") and is_billed("gemini")
-    assert not is_billed("local") and not is_billed("scripted")
+    assert traits("anthropic").billed and traits("gemini").billed
+    assert not traits("local").billed and not traits("scripted").billed
     # The local daemon serves as many requests at once as it has slots (sized to -j).
-    assert is_concurrent("anthropic") and is_concurrent("local")
-    assert not is_concurrent("a-test-double") and not is_billed("a-test-double")
+    assert traits("anthropic").concurrent and traits("local").concurrent
+    # An unregistered name (a test double) has the base class's defaults: no trait.
+    double = traits("a-test-double")
+    assert not double.concurrent and not double.billed and not double.capabilities
+    assert double.real and not double.deterministic
     # The stand-ins (scripted, echo) and the targets (applications, set up per suite) are
     # not models.
-    assert [s.name for s in SPECS.values() if not s.real] == [
+    assert [s.name for s in SPECS.values() if not s.traits.real] == [
         "scripted", "echo", "python", "http", "command"
     ]  # fmt: skip
-    assert is_concurrent("http") and is_concurrent("command") and not is_concurrent("python")
+    assert traits("http").concurrent and traits("command").concurrent
+    assert not traits("python").concurrent

@@ -74,7 +74,7 @@ def test_echo_answers_each_case_with_its_prompt_as_sent(
 
 def test_echo_is_listed_and_needs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert "echo" in SPECS
-    assert SPECS["echo"].real is False  # not in `--provider all`
+    assert SPECS["echo"].traits.real is False  # not in `--provider all`
     listed = run_cli(capsys, "providers")
     assert listed.code == 0
     assert "echo" in listed.out

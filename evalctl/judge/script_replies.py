@@ -22,7 +22,7 @@ from evalctl.cases.schema import Suite
 from evalctl.errors import BadInputError
 from evalctl.judge.check import JudgeParams, judge_checks
 from evalctl.judge.prompt import JUDGE_TAG_SUFFIX, judge_tag, read_reply
-from evalctl.providers.registry import is_application, replays_script
+from evalctl.providers.registry import traits
 from evalctl.providers.scripted import Script, reply_keys
 
 # What a judge asks when nothing names a provider: `cases validate --script` checks the
@@ -73,7 +73,7 @@ def _unanswered(
                 assert isinstance(spec.params, JudgeParams)
                 asked = spec.params.provider or judge_provider or runs_on or SCRIPTED
                 # An application target has no model to ask.
-                if is_application(asked):
+                if traits(asked).application:
                     problems.append(
                         BadInputError(
                             f"judge check {name!r} has no judge: it would ask the run's "
@@ -86,7 +86,7 @@ def _unanswered(
                         )
                     )
                     continue
-                if not replays_script(asked):
+                if not traits(asked).replays_script:
                     continue
                 tag = judge_tag(case.key, name)
                 if any(script.cases.get(key) for key in reply_keys(tag)):

@@ -31,7 +31,7 @@ from evalctl.judge.cache import CachedJudgement, JudgeCache, cache_key
 from evalctl.judge.prompt import judge_request, judge_tag, read_reply
 from evalctl.providers.base import Provider
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import create, is_stand_in
+from evalctl.providers.registry import create, traits
 from evalctl.scoring.judging import GradeRequest, Judgement, JudgeService, JudgeSetup
 from evalctl.secrets import redact
 
@@ -91,7 +91,7 @@ class Judge(JudgeService):
         key = cache_key(name, judge.model, rubric, case_input, answer, graded=graded)
         # A stand-in judge (a reply script) answers from a file that may have changed since
         # its verdict was stored, and costs nothing to ask: never cached.
-        cached = not is_stand_in(judge.name)
+        cached = traits(judge.name).real
         hit = self.cache.get(key) if cached else None
         # Under a graded key only scored judgements are stored; one without (edited by hand)
         # must not become a graded check with no score.

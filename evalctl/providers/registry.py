@@ -40,53 +40,10 @@ from evalctl.providers.options import CaseValues as CaseValues
 from evalctl.providers.options import ProviderOptions as ProviderOptions
 from evalctl.providers.options import ValueRenderer as ValueRenderer
 
-
-@dataclass(frozen=True)
-class ProviderTraits:
-    """A provider's traits as data: what the registry reads from its class
-    (`traits_of`), and what a plugin provider whose class does not carry them (one written
-    before the classes did, or a plain factory function) gives `add_provider` instead. Each
-    field's meaning is the `Provider` class attribute or class method of the same name."""
-
-    summary: str = ""
-    # None: it always can run.
-    unavailable_reason: Callable[[ProviderOptions], str | None] | None = None
-    capabilities: frozenset[str] = frozenset()
-    concurrent: bool = False
-    billed: bool = False
-    real: bool = True
-    deterministic: bool = False
-    detect_env: tuple[str, ...] = ()
-    # None: nothing known.
-    describe: Callable[[ProviderOptions], str] | None = None
-    # None: nothing to check.
-    check_given: Callable[[ProviderOptions], None] | None = None
-    replays_script: bool = False
-    application: bool = False
-
-
-def traits_of(cls: type[Provider]) -> ProviderTraits:
-    """The traits a provider class carries (its class attributes and class methods)."""
-    return ProviderTraits(
-        cls.summary,
-        cls.unavailable_reason,
-        capabilities=frozenset(cls.capabilities),
-        concurrent=cls.concurrent,
-        billed=cls.billed,
-        real=cls.real,
-        deterministic=cls.deterministic,
-        detect_env=tuple(cls.detect_env),
-        describe=cls.describe,
-        check_given=cls.check_given,
-        replays_script=cls.replays_script,
-        application=cls.application,
-    )
-
-
-# Where a provider's traits come from: its class, a function returning its class (which
-# imports the module on the first lookup), or the traits themselves (a plugin provider whose
-# class carries none).
-TraitsSource = ProviderTraits | type[Provider] | Callable[[], type[Provider]]
+# Where a provider's traits come from: its class, or a function returning its class (which
+# imports the module on the first lookup). A plugin's `ProviderTraits` (evalctl.plugin_adapt)
+# is made a class before it gets here.
+TraitsSource = type[Provider] | Callable[[], type[Provider]]
 
 
 @dataclass(frozen=True)
@@ -101,12 +58,10 @@ class ProviderSpec:
     origin: str = "builtin"
 
     @property
-    def provider_class(self) -> type[Provider] | None:
-        """The class whose traits apply (its module imported now); None for a provider
-        registered with `ProviderTraits`."""
+    def traits(self) -> type[Provider]:
+        """The class whose class attributes and class methods are its traits (its module
+        imported now)."""
         source = self.traits_from
-        if isinstance(source, ProviderTraits):
-            return None
         cls = source if isinstance(source, type) else source()
         if not (isinstance(cls, type) and issubclass(cls, Provider)):
             raise BadInputError(
@@ -115,43 +70,6 @@ class ProviderSpec:
                 field="plugins",
             )
         return cls
-
-    @property
-    def traits(self) -> ProviderTraits:
-        source = self.traits_from
-        if isinstance(source, ProviderTraits):
-            return source
-        cls = self.provider_class
-        assert cls is not None  # not ProviderTraits: a class, or a function returning one
-        return traits_of(cls)
-
-    @property
-    def summary(self) -> str:
-        return self.traits.summary
-
-    @property
-    def capabilities(self) -> frozenset[str]:
-        return self.traits.capabilities
-
-    @property
-    def concurrent(self) -> bool:
-        return self.traits.concurrent
-
-    @property
-    def billed(self) -> bool:
-        return self.traits.billed
-
-    @property
-    def real(self) -> bool:
-        return self.traits.real
-
-    @property
-    def detect_env(self) -> tuple[str, ...]:
-        return self.traits.detect_env
-
-    def unavailable_reason(self, options: ProviderOptions) -> str | None:
-        check = self.traits.unavailable_reason
-        return None if check is None else check(options)
 
 
 class ProviderRegistrar(Protocol):
@@ -362,58 +280,20 @@ DEFAULT_PROVIDER = "local"
 EMBEDDING_FALLBACK = "local"
 
 
-# Lookups by name: an unregistered name (a test double) has no capability and no trait.
-def capabilities_of(name: str) -> frozenset[str]:
+def traits(name: str) -> type[Provider]:
+    """The traits of the provider registered as `name`: the class attributes and class
+    methods of its class. An unregistered name (a test double) has `Provider`'s defaults:
+    no capability, not concurrent, not billed, not deterministic, real."""
     spec = _specs().get(name)
-    return spec.capabilities if spec is not None else frozenset()
-
-
-def is_concurrent(name: str) -> bool:
-    spec = _specs().get(name)
-    return spec is not None and spec.concurrent
-
-
-def is_deterministic(name: str) -> bool:
-    """A registered provider whose answers cannot vary (`Provider.deterministic`)."""
-    spec = _specs().get(name)
-    return spec is not None and spec.traits.deterministic
-
-
-def is_stand_in(name: str) -> bool:
-    """A registered provider that is no model (`Provider.real` False): a reply script,
-    echo, an application target. An unregistered name (a test double) is not one."""
-    spec = _specs().get(name)
-    return spec is not None and not spec.real
-
-
-def is_billed(name: str) -> bool:
-    spec = _specs().get(name)
-    return spec is not None and spec.billed
-
-
-def replays_script(name: str) -> bool:
-    """A registered provider that answers from the reply script given with --script
-    (`Provider.replays_script`): the run checks the script against its cases first."""
-    spec = _specs().get(name)
-    return spec is not None and spec.traits.replays_script
-
-
-def is_application(name: str) -> bool:
-    """A registered provider that is the user's application (`Provider.application`): no
-    model to ask a judge's question."""
-    spec = _specs().get(name)
-    return spec is not None and spec.traits.application
+    return Provider if spec is None else spec.traits
 
 
 def create_unscripted(name: str) -> Provider | None:
     """The replayer `name` with no replies (`Provider.unscripted`), for a run that gives no
     script and whose cases no model answers; None where it cannot be made so (not a
     replayer, or one whose class says no): a missing script is then bad input."""
-    spec = _specs().get(name)
-    if spec is None or not spec.traits.replays_script:
-        return None
-    cls = spec.provider_class
-    return None if cls is None else cls.unscripted()
+    cls = traits(name)
+    return cls.unscripted() if cls.replays_script else None
 
 
 def embedding_fallback(provider: Provider) -> str | None:
@@ -432,12 +312,12 @@ def provider_choices() -> str:
 def availability(options: ProviderOptions) -> list[Availability]:
     rows = []
     for spec in _specs().values():
-        reason = spec.unavailable_reason(options)
-        describe = spec.traits.describe
-        detail = describe(options) if describe is not None and reason is None else ""
+        cls = spec.traits
+        reason = cls.unavailable_reason(options)
+        detail = cls.describe(options) if reason is None else ""
         rows.append(
             Availability(
-                spec.name, spec.summary, reason is None, reason or "ready", spec.origin, detail
+                spec.name, cls.summary, reason is None, reason or "ready", spec.origin, detail
             )
         )
     return rows
@@ -446,7 +326,7 @@ def availability(options: ProviderOptions) -> list[Availability]:
 def detect(options: ProviderOptions) -> str:
     """Pick a provider from the environment: the first spec whose `detect_env` is set."""
     for spec in _specs().values():
-        if any(options.env.get(var) for var in spec.detect_env):
+        if any(options.env.get(var) for var in spec.traits.detect_env):
             return spec.name
     return DEFAULT_PROVIDER
 
@@ -458,9 +338,8 @@ def create(name: str, options: ProviderOptions) -> Provider:
         raise BadInputError(
             f"unknown provider {name!r}", field="--provider", hint=f"choose from {', '.join(specs)}"
         )
-    if spec.traits.check_given is not None:
-        spec.traits.check_given(options)
-    reason = spec.unavailable_reason(options)
+    spec.traits.check_given(options)
+    reason = spec.traits.unavailable_reason(options)
     if reason is not None:
         raise ProviderUnavailableError(
             f"provider {name!r} is not available: {reason}",

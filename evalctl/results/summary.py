@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from evalctl.chat import Usage
 from evalctl.config import ModelPrice
 from evalctl.cost import estimate_cost, price_for, price_table
-from evalctl.providers.registry import is_billed
+from evalctl.providers.registry import traits
 from evalctl.results.models import SCORED, CaseResult, LatencyStats, Summary
 
 
@@ -76,7 +76,7 @@ def summarize(
         usage = usage + case.usage
 
     cost = None
-    if model is not None and is_billed(provider_name):
+    if model is not None and traits(provider_name).billed:
         price = price_for(model, price_table(prices))
         cost = None if price is None else estimate_cost(usage, price)
 

@@ -31,7 +31,7 @@ def execute_all(request: RunRequest, settings: Settings, env: Mapping[str, str])
     wanted = {
         s.name
         for s in SPECS.values()
-        if s.real or (s.traits.replays_script and request.script is not None)
+        if s.traits.real or (s.traits.replays_script and request.script is not None)
     }
     cells: list[Cell] = []
     skipped: list[CellRun] = []

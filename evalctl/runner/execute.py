@@ -32,14 +32,7 @@ from evalctl.providers.base import (
     sent_sampling,
 )
 from evalctl.providers.options import ProviderOptions
-from evalctl.providers.registry import (
-    create,
-    create_unscripted,
-    detect,
-    is_concurrent,
-    is_deterministic,
-    replays_script,
-)
+from evalctl.providers.registry import create, create_unscripted, detect, traits
 from evalctl.providers.scripted import check_script_keys
 from evalctl.results.io import write_run
 from evalctl.results.models import (
@@ -181,7 +174,7 @@ def _without_script(request: RunRequest, suites: list[Suite]) -> Provider | None
     otherwise: a script is needed, and its absence is bad input."""
     if request.provider is None or request.script is not None:
         return None
-    if not replays_script(request.provider):
+    if not traits(request.provider).replays_script:
         return None
     if not all(_model_free(s) for s in suites):
         return None
@@ -265,7 +258,7 @@ def execute_run(
     embedder = run_embedder(provider, options)
     servers = RunServers(suites, env)
     try:
-        if request.script is not None and replays_script(provider.name):
+        if request.script is not None and traits(provider.name).replays_script:
             # Against every suite in scope, not only the selected ones: one script may serve
             # several suites run one --suite at a time.
             check_script_keys(request.script, [c.key for s in everything for c in s.cases])
@@ -383,7 +376,7 @@ def _execute(
 
     # Only providers whose backends take parallel requests run concurrently (the local daemon
     # has a slot per case of -j); a daemon restarted around each case takes one at a time.
-    concurrent = is_concurrent(provider.name) and not isinstance(provider, RestartPerCase)
+    concurrent = traits(provider.name).concurrent and not isinstance(provider, RestartPerCase)
     workers = (request.concurrency or provider.default_concurrency()) if concurrent else 1
     pending = [s for s in setups if s.case.key not in finished]
     # Closed (its last group synced) with the run directory's lock, results written.
@@ -443,7 +436,7 @@ def _deterministic(
     return (
         result.driven_by == "tools"
         or targets.deterministic(suite)
-        or is_deterministic(answering.name)
+        or traits(answering.name).deterministic
     )
 
 

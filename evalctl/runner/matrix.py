@@ -15,7 +15,7 @@ from pathlib import Path
 from evalctl import userfiles
 from evalctl.config import Settings
 from evalctl.errors import BadInputError, ProviderUnavailableError
-from evalctl.providers.registry import SPECS, ProviderOptions, replays_script
+from evalctl.providers.registry import SPECS, ProviderOptions, traits
 from evalctl.results.matrix import (
     MATRIX_FILE,
     MatrixCell,
@@ -148,7 +148,7 @@ def check_available(
     """Refuse before any cell runs when one cannot (no API key, no model file): a matrix
     that stops at its third cell has spent the first two for nothing."""
     for cell in cells:
-        if request.script is None and replays_script(cell.provider):
+        if request.script is None and traits(cell.provider).replays_script:
             # A missing flag, as for one run: bad input, not an unavailable provider.
             raise BadInputError(
                 f"cell {cell.id}: the {cell.provider} provider needs --script FILE (a reply "
@@ -158,7 +158,7 @@ def check_available(
         options = ProviderOptions(
             settings=settings, env=env, model=cell.model, script=request.script
         )
-        reason = SPECS[cell.provider].unavailable_reason(options)
+        reason = traits(cell.provider).unavailable_reason(options)
         if reason is not None:
             raise ProviderUnavailableError(
                 f"cell {cell.id}: provider {cell.provider} is unavailable: {reason}",

@@ -150,6 +150,9 @@ class McpToolset:
         self._thread: threading.Thread | None = None
         self._errlog: Any = None
         self._secret_values: tuple[str, ...] = ()
+        # `env` (stdio) or `headers` (HTTP), and the URL, with their `${VAR}` read.
+        self._values: dict[str, str] = {}
+        self._url = ""
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -157,6 +160,16 @@ class McpToolset:
         """Start or reach the server and list its tools: `tools` holds the offered ones.
         McpServerError says why not (and nothing of it is left running)."""
         _installed()
+        # In this thread, before anything starts: an unset `${VAR}` is bad input (exit 2)
+        # naming the field, not a server that failed.
+        self._values = self._expanded(
+            self.decl.env if self.decl.command is not None else self.decl.headers,
+            "env" if self.decl.command is not None else "headers",
+        )
+        if self.decl.url is not None:
+            self._url, used = expand(self.decl.url, self._env, f"mcp {self.decl.name}.url", None)
+            self._secret_values = (*self._secret_values, *(self._env[name] for name in used))
+            secrets.remember_values(self._secret_values)
         if self.decl.command is not None:
             # Kept open until `close`: the server's stderr, quoted when it fails.
             self._errlog = tempfile.TemporaryFile()  # noqa: SIM115
@@ -284,8 +297,7 @@ class McpToolset:
 
             argv = resolve_command(self.decl.command, self._suite_dir)
             env = tool_environment([], self._env)
-            values = self._expanded(self.decl.env, "env")
-            env.update(values)
+            env.update(self._values)
             # The launcher (started from this thread, which outlives the server) ends the
             # server's group when evalctl dies; the token finds what a killed launcher left.
             env[launch.PARENT_ENV] = str(os.getpid())
@@ -301,10 +313,7 @@ class McpToolset:
         from mcp.client.streamable_http import streamable_http_client
 
         assert self.decl.url is not None
-        url, used = expand(self.decl.url, self._env, f"mcp {self.decl.name}.url", None)
-        headers = self._expanded(self.decl.headers, "headers")
-        self._secret_values = (*self._secret_values, *(self._env[name] for name in used))
-        secrets.remember_values(self._secret_values)
+        url, headers = self._url, self._values
         timeout = httpx2.Timeout(self.decl.timeout_s, read=max(self.decl.timeout_s, 300.0))
         async with (
             httpx2.AsyncClient(headers=headers, timeout=timeout) as client,

@@ -534,3 +534,20 @@ def test_validate_connect_checks_the_named_tools_against_the_server(
     assert "case 'three-calls': field 'case.assert[1].name': unknown tool 'get-summ'" in said
     assert "get-sum" in said.split("answered:")[1]
     assert _gone(mark)
+
+
+def test_an_unset_header_variable_is_bad_input_naming_the_field(tmp_path: Path) -> None:
+    suite = _own_suite(
+        tmp_path, 'url = "http://127.0.0.1:9/mcp"\nheaders = { Authorization = "${NOT_SET_HERE}" }'
+    )
+    script = _write(tmp_path / "script.toml", OWN_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "NOT_SET_HERE"}
+    done = subprocess.run(
+        [sys.executable, "-m", "evalctl.cli", "run", "--cases", str(suite), "--provider",
+         "scripted", "--script", str(script), "--out", str(tmp_path / "out")],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "environment variable NOT_SET_HERE is not set" in done.stderr
+    assert "own.toml" in done.stderr and "mcp own.headers.Authorization" in done.stderr

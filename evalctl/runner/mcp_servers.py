@@ -70,6 +70,10 @@ class RunServers:
                 except McpServerError as exc:
                     self._problems[suite.name] = _Problem(_said(exc), decl.required)
                     break
+                except BadInputError as exc:  # an unset `${VAR}`: the suite file's to fix
+                    raise BadInputError(
+                        exc.detail, file=str(suite.path), field=exc.field, hint=exc.hint
+                    ) from None
                 self._open[(suite.name, decl.name)] = toolset
             if suite.name not in self._problems:
                 problem = self._names_problem(suite)

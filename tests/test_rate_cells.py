@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from evalctl.baselines.comparison import CheckChange, Comparison
+from evalctl.baselines.diff import compare_runs
 from evalctl.baselines.gate import STRICT, compare_baseline
 from evalctl.baselines.model import Baseline, PassCount
 from evalctl.cli import compare_render
@@ -158,3 +159,17 @@ def test_terminal_prints_the_rates_not_the_statuses(capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     (line,) = [ln for ln in out.splitlines() if "format" in ln]
     assert "2/5" in line and "0/1" in line and " fail " not in f" {line} "
+
+
+def test_a_diff_of_sampled_runs_shows_both_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    a = f.run([_ran("s/a", 2, 5), _ran("s/b", 1, 1)])
+    b = f.run([_ran("s/a", 5, 5), _ran("s/b", 0, 1)])
+    diff = compare_runs(a, b)
+    sampled, single = diff.cases if diff.cases[0].key == "s/a" else diff.cases[::-1]
+    assert sampled.rate_a is not None and sampled.rate_b is not None
+    assert (sampled.rate_a.passed, sampled.rate_a.runs, sampled.rate_b.passed) == (2, 5, 5)
+    # Run once on both sides: its status says it all.
+    assert single.rate_a is None and single.rate_b is None
+    compare_render.render_diff(diff)
+    out = capsys.readouterr().out
+    assert "2/5→5/5" in out and "pass→fail" in out

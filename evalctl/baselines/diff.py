@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from evalctl.baselines.changes import classify, model_hash_change
+from evalctl.baselines.comparison import RateInterval
 from evalctl.errors import ExitCode
 from evalctl.results.models import CaseResult, CaseStatus, RunResult, Summary
 from evalctl.results.summary import summarize
@@ -40,6 +41,10 @@ class CaseDiff(BaseModel):
     tokens_a: int | None = None
     tokens_b: int | None = None
     tokens_delta: int | None = None
+    # Both sides' pass counts where either side was sampled (run more than once): a flaky
+    # status alone hides whether it passed 1 or 4 of 5.
+    rate_a: RateInterval | None = None
+    rate_b: RateInterval | None = None
 
 
 class SummaryDiff(BaseModel):
@@ -120,6 +125,9 @@ def _case_diff(key: str, a: CaseResult | None, b: CaseResult | None) -> CaseDiff
         change = classify(a.status, b.status, a.pass_counts(), b.pass_counts())
     tokens_a = _tokens(a)
     tokens_b = _tokens(b)
+    counts = [c.pass_counts() if c else (0, 0) for c in (a, b)]
+    sampled = any(runs > 1 for _, runs in counts)
+    rate_a, rate_b = (RateInterval.of(c) if sampled and c[1] else None for c in counts)
     return CaseDiff(
         key=key,
         status_a=a.status if a else None,
@@ -131,6 +139,8 @@ def _case_diff(key: str, a: CaseResult | None, b: CaseResult | None) -> CaseDiff
         tokens_a=tokens_a,
         tokens_b=tokens_b,
         tokens_delta=tokens_b - tokens_a if tokens_a is not None and tokens_b is not None else None,
+        rate_a=rate_a,
+        rate_b=rate_b,
     )
 
 

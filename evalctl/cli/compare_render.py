@@ -188,7 +188,7 @@ def _excerpt(value: object) -> str:
     return _short(value, _EXCERPT_LIMIT)
 
 
-def _outcome(status: str, rate: RateInterval | None) -> str:
+def _outcome(status: str | None, rate: RateInterval | None) -> str:
     """A side of a change: its sampled pass rate where it has one (`2/5`, in the colour of
     the rate), else its status."""
     if rate is None:
@@ -311,7 +311,8 @@ def render_diff(diff: RunDiff, limit: int | None = DEFAULT_ROWS) -> None:
     for c in _shown(ordered, limit):
         table.add_row(
             escape(c.key),
-            f"{_status(c.status_a)}→{_status(c.status_b)}{_MARKERS.get(c.change, '')}",
+            f"{_outcome(c.status_a, c.rate_a)}→{_outcome(c.status_b, c.rate_b)}"
+            f"{_MARKERS.get(c.change, '')}",
             _delta(c.latency_delta_ms),
             _delta(c.tokens_delta),
         )

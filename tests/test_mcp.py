@@ -112,6 +112,8 @@ input = {{ prompt = "Add x and 1." }}
 [[case.assert]]
 type = "tool-called"
 name = "get-sum"
+[[case.assert]]
+type = "tool-error"
 """,
     )
 
@@ -170,7 +172,9 @@ def test_server_everything_tools_are_called_recorded_and_its_process_ends(
     # The server's answer with isError (invalid arguments) is a failed call the model saw,
     # and the case went on to its answer: never a case error.
     bad = _case(results, "bad-sum")
-    assert bad["status"] == "pass" and bad.get("error") is None
+    assert bad["status"] == "fail" and bad.get("error") is None
+    checks = {c["name"]: c["status"] for c in bad["checks"]}
+    assert checks == {"tool-called:get-sum": "pass", "tool-error:*": "fail"}
     (failed,) = bad["tool_calls"]
     assert failed["is_error"] is True
     assert "Invalid arguments for tool get-sum" in failed["result"]

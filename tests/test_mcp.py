@@ -555,3 +555,39 @@ def test_an_unset_header_variable_is_bad_input_naming_the_field(tmp_path: Path) 
     assert done.returncode == 2, done.stderr
     assert "environment variable NOT_SET_HERE is not set" in done.stderr
     assert "own.toml" in done.stderr and "mcp own.headers.Authorization" in done.stderr
+
+
+def test_a_server_that_dies_mid_call_is_a_tool_error_and_the_case_goes_on(
+    tmp_path: Path,
+) -> None:
+    mark = uuid.uuid4().hex
+    suite = _own_suite(
+        tmp_path,
+        f'command = ["{sys.executable}", "{OWN_SERVER}"]\nenv = {{ EVALCTL_TEST_MARK = "{mark}" }}',
+    )
+    script = _write(
+        tmp_path / "script.toml",
+        """
+[[cases.first]]
+tool_calls = [{ name = "crash", arguments = {} }]
+[[cases.first]]
+tool_calls = [{ name = "counter", arguments = {} }]
+[[cases.first]]
+content = "the server is gone"
+[[cases.second]]
+content = "nothing"
+""",
+    )
+    done = evalctl(
+        tmp_path, "run", "--cases", str(suite), "--provider", "scripted", "--script",
+        str(script), "--out", str(tmp_path / "out"), "-j", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = _case(_results(tmp_path / "out"), "first")
+    assert first.get("error") is None and first["status"] in ("pass", "fail")
+    crashed, after = first["tool_calls"]
+    # The death reaches evalctl at once: the call in flight and the next one fail, naming it.
+    assert crashed["is_error"] and "MCP server 'own'" in crashed["result"]
+    assert "closed the connection" in crashed["result"]
+    assert after["is_error"] and "MCP server 'own'" in after["result"]
+    assert _gone(mark)

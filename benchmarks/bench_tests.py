@@ -18,16 +18,16 @@ the README's generated `tests` block is rendered from (`make docs`, benchmarks/d
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from provenance import stamp
 
 REPO = Path(__file__).resolve().parent.parent
 SUMMARY = re.compile(r"=+ (.*(passed|failed).*) in [0-9.]+s")
@@ -51,28 +51,6 @@ def run_pytest(*args: str) -> tuple[float, str]:
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:])
     return wall, proc.stdout
-
-
-def machine() -> str:
-    """'2-core AMD EPYC': the cores this process may use and the CPU's model name."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{cores}-core {model}"
-
-
-def stamp() -> dict[str, Any]:
-    return {
-        "date": dt.datetime.now(dt.UTC).date().isoformat(),
-        "machine": machine(),
-        "load_average": round(os.getloadavg()[0], 1),
-    }
 
 
 def count(*selection: str) -> int:

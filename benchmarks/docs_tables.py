@@ -13,6 +13,9 @@ and NAME is one of BLOCKS:
 - `tests`: the test suite's size and wall times, from benchmarks/results/tests.json (written by
   `python benchmarks/bench_tests.py --write`), each figure with the machine and date it was
   measured on;
+- `bench`: the ratio lines each benchmark of `make bench` printed the last time it ran, from
+  benchmarks/results/bench.json (written by benchmarks/run_all.py), with the machine, date and
+  load average of that run;
 - `quality`: the committed local baseline's quality table, as `evalctl report
   baselines/local.json --markdown -` prints it.
 
@@ -33,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 TESTS_JSON = RESULTS / "tests.json"
+BENCH_JSON = RESULTS / "bench.json"
 REFRESH = "make docs"
 
 # The body runs from the line after the opening marker to the closing marker's line; the name
@@ -83,6 +87,15 @@ def render_tests() -> str:
     return "\n".join(rows) + "\n"
 
 
+def render_bench() -> str:
+    data = json.loads(BENCH_JSON.read_text(encoding="utf-8"))["benchmarks"]
+    rows = ["| benchmark | ratios it printed | measured on |", "| --- | --- | --- |"]
+    for name, entry in data.items():
+        ratios = "; ".join(entry["ratios"]).replace("|", "\\|") or "(no ratio line)"
+        rows.append(f"| `{name}` | {ratios} | {_measured_on(entry)} |")
+    return "\n".join(rows) + "\n"
+
+
 def render_quality() -> str:
     # In-process, the same functions `evalctl report FILE --markdown -` calls.
     from evalctl.reports.runbook import render_markdown
@@ -91,7 +104,11 @@ def render_quality() -> str:
     return render_markdown(load_document(REPO / "baselines" / "local.json"))
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"tests": render_tests, "quality": render_quality}
+BLOCKS: dict[str, Callable[[], str]] = {
+    "tests": render_tests,
+    "bench": render_bench,
+    "quality": render_quality,
+}
 
 
 class UnknownBlockError(ValueError):
@@ -133,10 +150,10 @@ def stale_blocks() -> list[str]:
     return stale
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 on a stale block")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.check:
         stale = stale_blocks()
         for line in stale:

@@ -16,10 +16,12 @@ Nothing here depends on the machine the tests run on: blocks render from committ
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +29,7 @@ from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+import docs_tables
 from docs_tables import (
     BLOCK,
     REFRESH,
@@ -216,7 +219,26 @@ def test_generated_blocks_are_current() -> None:
 def test_the_readme_carries_the_generated_test_figures() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     names = {m.group("name") for m in BLOCK.finditer(readme)}
-    assert {"tests", "quality"} <= names
+    assert {"tests", "bench", "quality"} <= names
+
+
+def test_a_benchmark_record_renders_with_its_machine_and_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = {
+        "ratios": ["ratio a | b 1.40 (target <= 1.5)"],
+        "date": "2026-12-06",
+        "machine": "2-core AMD EPYC",
+        "load_average": 5.2,
+    }
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"benchmarks": {"bench_x.py": record}}), encoding="utf-8")
+    monkeypatch.setattr(docs_tables, "BENCH_JSON", path)
+    table = docs_tables.render_bench()
+    assert table.splitlines()[-1] == (
+        "| `bench_x.py` | ratio a \\| b 1.40 (target <= 1.5) "
+        "| 2026-12-06, 2-core AMD EPYC, load average 5.2 at the start |"
+    )
 
 
 # The checker's own rules, on small texts.

@@ -15,7 +15,7 @@ from evalctl.cli import compare_render
 from evalctl.reports.comparison_markdown import comparison_markdown
 from evalctl.reports.kit.card import STATUS_COLOURS
 from evalctl.reports.kit.elements import XHTML_NS
-from evalctl.reports.run_page import run_page
+from evalctl.reports.run_page import case_badge, run_page
 from evalctl.results.models import Attempt, CaseResult, CaseStatus, CheckResult, RunResult
 from evalctl.results.text import STATUS_STYLE, rate_tone
 from tests import factories as f
@@ -173,3 +173,27 @@ def test_a_diff_of_sampled_runs_shows_both_rates(capsys: pytest.CaptureFixture[s
     compare_render.render_diff(diff)
     out = capsys.readouterr().out
     assert "2/5→5/5" in out and "pass→fail" in out
+
+
+def test_a_sampled_case_is_badged_by_its_rate_on_the_run_and_matrix_pages() -> None:
+    sampled, once = _ran("s/a", 3, 5), _ran("s/b", 0, 1)
+    rate = ("3/5", "badge rate", f"background: {STATUS_COLOURS['flaky']}")
+    assert _span(_wrap(case_badge(sampled))) == rate
+    assert _span(_wrap(case_badge(once))) == (
+        "fail",
+        "badge",
+        f"background: {STATUS_COLOURS['fail']}",
+    )
+    # The run page's case table keeps the status and colours the passed column by the rate.
+    root = ET.fromstring(run_page(f.run([sampled, once])).encode("utf-8"))
+    rows = root.findall(f".//{H}section[@id='cases']//{H}tbody/{H}tr")
+    passed = {row[0].findtext(f".//{H}code"): row[2] for row in rows}
+    assert (passed["s/a"].text or "").startswith("3/5")
+    assert passed["s/a"].get("style") == f"color: {STATUS_COLOURS['flaky']}"
+    assert passed["s/b"].get("style") is None
+
+
+def _wrap(span: ET.Element) -> ET.Element:
+    td = ET.Element("td")
+    td.append(span)
+    return td

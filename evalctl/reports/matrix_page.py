@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evalctl.reports.kit.card import STATUS_COLOURS, badge
+from evalctl.reports.kit.card import STATUS_COLOURS
 from evalctl.reports.kit.elements import el
 from evalctl.reports.kit.page import page, section
 from evalctl.reports.matrix_view import (
@@ -20,6 +20,7 @@ from evalctl.reports.matrix_view import (
     row_values,
     sent_prompt,
 )
+from evalctl.reports.run_page import case_badge
 from evalctl.results.text import visible_controls
 from evalctl.secrets import redact_before_cut
 
@@ -88,7 +89,7 @@ def _cell(row: Row, column: Column, index: int) -> ET.Element:
     case = row.cases[index]
     if case is None:
         return el("td", el("span", "not run", class_="note"))
-    td = el("td", badge(case.status))
+    td = el("td", case_badge(case))
     change = column.changes.get(row.key)
     if change is not None:
         td.append(el("span", " "))

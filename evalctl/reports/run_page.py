@@ -238,6 +238,15 @@ def _outcome(status: str, rate: RateInterval | None) -> ET.Element:
     return el("td", rate_badge(rate.passed, rate.runs, rate_tone(rate.passed, rate.runs), title))
 
 
+def case_badge(case: CaseResult) -> ET.Element:
+    """A case's badge: its pass count coloured by its rate when it ran more than once (`3/5`),
+    else its status."""
+    passed, runs = case.pass_counts()
+    if runs <= 1:
+        return badge(case.status)
+    return rate_badge(passed, runs, rate_tone(passed, runs), f"{pass_rate(case)}; {case.status}")
+
+
 def _case_rows(changes: list[CaseChange]) -> tuple[list[str], list[list[Cell]]]:
     rows: list[list[Cell]] = []
     for c in changes:
@@ -421,7 +430,7 @@ def run_page(
         [
             el("td", _case_key(c, view_url)),
             el("td", badge(c.status)),
-            num(pass_rate(c)),
+            _passed(c),
             num(f"{c.latency_ms:.0f} ms"),
             num(str(c.turns)),
             num(f"{c.usage.input_tokens} / {c.usage.output_tokens}"),
@@ -456,6 +465,15 @@ def run_page(
         ),
         _transcripts(run),
     )
+
+
+def _passed(case: CaseResult) -> ET.Element:
+    """Passed runs over scored runs, coloured by the rate when the case ran more than once."""
+    cell = num(pass_rate(case))
+    passed, runs = case.pass_counts()
+    if runs > 1:
+        cell.set("style", f"color: {STATUS_COLOURS[rate_tone(passed, runs)]}")
+    return cell
 
 
 def _case_key(case: CaseResult, view_url: str | None) -> ET.Element:

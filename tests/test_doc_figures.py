@@ -297,3 +297,11 @@ def test_a_stale_or_unknown_block_is_caught() -> None:
         render("<!-- generated:nope -->\nx\n<!-- /generated:nope -->\n")
     with pytest.raises(UnknownBlockError, match="never closed"):
         render("<!-- generated:tests -->\nx\n")
+
+
+def test_the_test_count_is_read_from_pytests_collection_line() -> None:
+    import bench_tests
+
+    assert bench_tests.COLLECTED.findall("x\n2042 tests collected in 9.10s\n") == [("", "2042")]
+    line = "1980/2042 tests collected (62 deselected) in 9.10s\n"
+    assert bench_tests.COLLECTED.findall(line) == [("1980", "2042")]

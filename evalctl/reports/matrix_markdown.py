@@ -5,7 +5,7 @@ and each cell's results hold them whole, with the prompts as sent."""
 
 from __future__ import annotations
 
-from evalctl.reports.markdown import cell
+from evalctl.reports.markdown import cell, rate_cell
 from evalctl.reports.matrix_view import (
     Column,
     MatrixView,
@@ -76,6 +76,10 @@ def _case_row(row: Row, columns: list[Column]) -> list[str]:
         detail = f" ({cell(_short('; '.join(reasons)))})" if reasons else ""
         change = column.changes.get(row.key)
         marked = f" **{cell(change[0])}**" if change else ""
-        icon = _ICONS.get(case.status, "")
-        shown.append(f"{icon} {case.status}{marked}{detail}: {cell(_short(answer(case)))}")
+        passed, runs = case.pass_counts()
+        # A case run more than once shows its pass count, behind the icon of its rate.
+        status = (
+            rate_cell(passed, runs) if runs > 1 else f"{_ICONS.get(case.status, '')} {case.status}"
+        )
+        shown.append(f"{status}{marked}{detail}: {cell(_short(answer(case)))}")
     return shown

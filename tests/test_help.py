@@ -14,6 +14,7 @@ next line.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -64,7 +65,9 @@ def walk(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, 
         yield from walk(sub, (*path, name))
 
 
+@functools.cache
 def render(path: tuple[str, ...]) -> str:
+    # Cached: a help text does not change within the session, and each call builds the tree.
     result = CliRunner().invoke(cli_app.app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
     assert result.exit_code == 0, (path, result.output)
     return result.output

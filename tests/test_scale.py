@@ -197,3 +197,27 @@ def test_verbose_lists_every_case(
     out = _run_sixty(capsys, monkeypatch, sixty_cases, "--verbose")
     assert all(f"tickets/row{i:02d}" in out for i in range(60))
     assert "not listed" not in out
+
+
+def test_streamed_replies_leave_the_connection_open_for_the_next_request() -> None:
+    from evalctl.chat import CompletionRequest, Message
+    from evalctl.providers.openai import OpenAIProvider
+
+    with FakeLLMServer() as server:
+        provider = OpenAIProvider(model="m", api_key="k", base_url=f"{server.url}/v1", env={})
+        try:
+            replies = [
+                provider.complete(
+                    CompletionRequest(messages=[Message(role="user", content=f"q{i}")]),
+                    timeout=60,
+                ).content
+                for i in range(10)
+            ]
+        finally:
+            provider.close()
+        streamed = [r.body.get("stream") for r in server.requests if isinstance(r.body, dict)]
+        connections = server.connections
+    assert replies == ["ok"] * 10 and streamed == [True] * 10
+    # Read to the end of each body, so HTTP/1.1 keeps the one connection (the SDK's own
+    # stream closed it at `[DONE]`: one connection per request).
+    assert connections == 1

@@ -107,6 +107,8 @@ class FakeLLMServer:
         # concurrency really reached (benchmarks/bench_scale.py, tests of `-j`).
         self.in_flight = 0
         self.peak_in_flight = 0
+        # TCP connections accepted: fewer than requests where clients keep them alive.
+        self.connections = 0
         self._stopping = threading.Event()
         self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.fake = self
@@ -239,6 +241,11 @@ class _HTTPServer(ThreadingHTTPServer):
     # Sixteen concurrent clients plus retries must not hit the default backlog of 5.
     request_queue_size = 128
     fake: FakeLLMServer
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.fake._lock:
+            self.fake.connections += 1
+        super().process_request(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

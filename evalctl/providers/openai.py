@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +79,7 @@ from evalctl.secrets import redact
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.chat import ChatCompletion
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Used only against OpenAI itself when neither --model nor `[providers] openai_model` is set;
@@ -175,6 +175,23 @@ def rejects_json_schema(exc: openai.APIStatusError) -> bool:
     if exc.status_code not in (400, 422, 500):
         return False
     return "response_format" in f"{exc.message} {exc.body}"
+
+
+def _sse_data(lines: Iterable[str]) -> Iterator[str]:
+    """The data of each server-sent event (its `data:` lines joined), comments and other
+    fields skipped, as the SDK's decoder reads them."""
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        name, _, value = line.partition(":")
+        if name == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:
+        yield "\n".join(data)
 
 
 @dataclass
@@ -400,48 +417,66 @@ class OpenAIProvider(Provider):
         raise failure
 
     def _stream_reply(self, params: dict[str, Any], timeout: float, started: float) -> _Collected:
-        stream = self._client.chat.completions.create(
+        # The events are read here, to the end of the body, not through the SDK's Stream:
+        # its sync Stream stops at `[DONE]` and closes the response unread, so HTTP/1.1 drops
+        # the connection and every request opened a new one; and it built a pydantic model
+        # per chunk. Both cost a large run more CPU than the rest of a case (issue 41).
+        collected = _Collected()
+        with self._client.chat.completions.with_streaming_response.create(
             **params,
             stream=True,
             stream_options={"include_usage": True},
             timeout=timeout,
-        )
-        collected = _Collected()
-        with stream:
-            for chunk in stream:
+        ) as raw:
+            for data in _sse_data(raw.iter_lines()):
                 # The SDK's timeout bounds each read, not the whole reply: enforce the budget.
                 if time.monotonic() - started > timeout:
                     raise TransientProviderError(
                         f"{self.name}: no complete reply within {timeout:g}s",
                         hint="raise the case timeout",
                     )
-                self._absorb(collected, chunk, started)
+                if data.startswith("[DONE]"):
+                    continue  # read on to the end of the body: the connection is reused
+                self._absorb(collected, json.loads(data), started)
         return collected
 
-    @staticmethod
-    def _absorb(collected: _Collected, chunk: ChatCompletionChunk, started: float) -> None:
-        collected.model = chunk.model or collected.model
-        collected.fingerprint = chunk.system_fingerprint or collected.fingerprint
-        if chunk.usage is not None:
-            collected.usage = Usage(
-                input_tokens=chunk.usage.prompt_tokens or 0,
-                output_tokens=chunk.usage.completion_tokens or 0,
+    def _absorb(self, collected: _Collected, chunk: Any, started: float) -> None:
+        if not isinstance(chunk, dict):
+            raise json.JSONDecodeError("a stream event is not a JSON object", str(chunk), 0)
+        if chunk.get("error"):
+            # An error event in the middle of a stream: the server failed after accepting.
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            raise TransientProviderError(
+                redact(f"{self.name}: stream error: {message or error}", self._env)
             )
-        for choice in chunk.choices[:1]:
-            delta = choice.delta
-            if collected.ttft_ms is None and (delta.content or delta.tool_calls):
+        collected.model = chunk.get("model") or collected.model
+        collected.fingerprint = chunk.get("system_fingerprint") or collected.fingerprint
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            collected.usage = Usage(
+                input_tokens=usage.get("prompt_tokens") or 0,
+                output_tokens=usage.get("completion_tokens") or 0,
+            )
+        for choice in (chunk.get("choices") or [])[:1]:
+            delta = choice.get("delta") or {}
+            content, tool_calls = delta.get("content"), delta.get("tool_calls")
+            if collected.ttft_ms is None and (content or tool_calls):
                 collected.ttft_ms = round((time.monotonic() - started) * 1000, 3)
-            if delta.content:
-                collected.content.append(delta.content)
-            for call in delta.tool_calls or []:
-                slot = collected.calls.setdefault(call.index, {"id": "", "name": "", "args": ""})
-                if call.id:
-                    slot["id"] = call.id
-                if call.function is not None:
-                    slot["name"] += call.function.name or ""
-                    slot["args"] += call.function.arguments or ""
-            if choice.finish_reason:
-                collected.finish = choice.finish_reason
+            if content:
+                collected.content.append(content)
+            for call in tool_calls or []:
+                slot = collected.calls.setdefault(
+                    call.get("index", 0), {"id": "", "name": "", "args": ""}
+                )
+                if call.get("id"):
+                    slot["id"] = call["id"]
+                function = call.get("function")
+                if isinstance(function, dict):
+                    slot["name"] += function.get("name") or ""
+                    slot["args"] += function.get("arguments") or ""
+            if choice.get("finish_reason"):
+                collected.finish = choice["finish_reason"]
 
     def _status_failure(self, exc: openai.APIStatusError) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}

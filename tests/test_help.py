@@ -181,7 +181,8 @@ def test_run_lists_its_options_in_panels(tree: Any) -> None:
 
 
 def test_the_panels_are_drawn_when_the_help_is_piped() -> None:
-    env = {**os.environ, "COLUMNS": str(WIDTH), "TERM": "dumb"}
+    # Box-drawing characters need a UTF-8 stream (a C locale would get ASCII boxes).
+    env = {**os.environ, "COLUMNS": str(WIDTH), "TERM": "dumb", "PYTHONIOENCODING": "utf-8"}
     env.pop("FORCE_COLOR", None)
     out = subprocess.run(
         [sys.executable, "-m", "evalctl.cli", "run", "--help"],

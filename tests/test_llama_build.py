@@ -173,4 +173,3 @@ def test_the_self_check_passes_on_the_embedded_model() -> None:
     status, text = selfcheck.report(selfcheck.run_child())
     assert status == 0, text
     assert "embedded a sentence" in text and "AMX_INT8" not in text
-

@@ -51,6 +51,9 @@ BENCHMARKS = (
     # The run store: recording's cost on a 500-case run, import vs json.load, and each
     # `history` command's server time over 1,000 runs of 100 cases (SQLite, PostgreSQL).
     "bench_history.py",
+    # A large run at the server's pace: 600 CSV cases against the fake OpenAI-compatible
+    # server at 100 ms, -j 64: wall / ideal, CPU per case, peak requests in flight.
+    "bench_scale.py",
 )
 
 

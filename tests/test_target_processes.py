@@ -69,9 +69,13 @@ def _wait_for(condition: object, bound_s: float = 120.0) -> str:
 
 PYTHON_APP = """
 import os, threading, time
+from concurrent.futures import ThreadPoolExecutor
 
 def answer(doc):
     prompt = doc["prompt"]
+    if prompt == "pool":
+        # A worker left busy for ever: concurrent.futures would join it at exit.
+        ThreadPoolExecutor(1).submit(threading.Event().wait)
     if prompt == "prints":
         print("chatter from the application")
         os.system("echo chatter from a program it starts")
@@ -89,10 +93,11 @@ def test_a_python_target_cannot_end_hold_or_corrupt_the_run(tmp_path: Path) -> N
     write(tmp_path / "app.py", PYTHON_APP)
     suite = _suite(
         tmp_path, '{ type = "python", function = "app:answer" }',
-        ["prints", "thread", "exits", "chdir", "fine"],
+        ["prints", "thread", "pool", "exits", "chdir", "fine"],
     )  # fmt: skip
     # A relative --out: a target's os.chdir must not move where the results go. The helper's
-    # own bound (120 s) is what a non-daemon thread sleeping an hour would run into.
+    # own bound (120 s) is what a non-daemon thread sleeping an hour, or an executor's worker
+    # joined at exit, would run into.
     ran = evalctl(tmp_path, "run", "--cases", str(suite), "--out", "out", "--json")
     assert ran.returncode == 3, ran.stdout + ran.stderr
     printed = json.loads(ran.stdout)  # nothing but evalctl's JSON on stdout
@@ -100,7 +105,7 @@ def test_a_python_target_cannot_end_hold_or_corrupt_the_run(tmp_path: Path) -> N
     assert "chatter from the application" in ran.stderr
     got = _results(tmp_path)
     assert got["exits"][0] == "error" and "os._exit(0)" in got["exits"][1]
-    for case in ("prints", "thread", "chdir", "fine"):
+    for case in ("prints", "thread", "pool", "chdir", "fine"):
         assert got[case] == ("pass", ""), (case, got[case])
 
 

@@ -5,8 +5,9 @@ process with the input document (evalctl.providers.targets.reply), or, with `cal
 It runs in this process, not a worker, on purpose: the function spy (`[[suite.spy]]`) wraps
 functions in this interpreter and sees no call made in another process. It runs on a thread of
 its own so that the case's time limit can stop waiting for it: a function past its limit is
-abandoned (Python cannot kill a thread; it keeps running to its end in the background) and
-the case ends in `error` as timed out.
+abandoned (Python cannot kill a thread; it keeps running to its end in the background, where
+it may no longer change the working directory nor print: evalctl.providers.targets.inprocess)
+and the case ends in `error` as timed out.
 """
 
 from __future__ import annotations
@@ -164,9 +165,12 @@ class PythonTargetProvider(TargetTraits):
         outcome: dict[str, Any] = {}
         # The case's context goes with the call, so spied functions record into its log.
         context = contextvars.copy_context()
+        call = inprocess.Call()
 
         def run() -> None:
-            inprocess.mark_current_thread()  # the threads it starts do not hold evalctl's exit
+            # The threads it starts do not hold evalctl's exit; once the case is over, none of
+            # them changes the working directory or writes to evalctl's streams.
+            inprocess.mark_current_thread(call)
             try:
                 outcome["reply"] = context.run(_call, self._function, document, **keywords)
             except BaseException as exc:  # reported to the waiting thread, not lost
@@ -174,10 +178,12 @@ class PythonTargetProvider(TargetTraits):
 
         started = time.monotonic()
         worker = threading.Thread(target=run, name="evalctl-python-target", daemon=True)
-        # Its cwd and environment changes are undone once it returns (or is given up on).
+        # Its cwd and environment changes are undone once it returns (or is given up on),
+        # after which it may change them no more.
         with inprocess.call_guard():
             worker.start()
             worker.join(limit)
+            call.end()
         elapsed_ms = (time.monotonic() - started) * 1000
         if worker.is_alive():
             return CompletionResponse(stop_reason="timeout", model=self.model)

@@ -221,3 +221,52 @@ def test_streamed_replies_leave_the_connection_open_for_the_next_request() -> No
     # Read to the end of each body, so HTTP/1.1 keeps the one connection (the SDK's own
     # stream closed it at `[DONE]`: one connection per request).
     assert connections == 1
+
+
+def test_ctrl_c_keeps_every_finished_case_in_the_journal_and_the_results(tmp_path: Path) -> None:
+    import json
+    import os
+    import signal
+
+    rows = "".join(f"t{i:02d},ticket {i}\n" for i in range(12))
+    (tmp_path / "tickets.csv").write_text("id,ticket\n" + rows)
+    (tmp_path / "tickets.toml").write_text(SUITE)
+    release = threading.Event()
+
+    def respond(req: RecordedRequest) -> Step | None:
+        # Tickets 8 and on are held until the test is over: in flight when Ctrl-C comes.
+        # The process exits only once their requests time out (--timeout 10): the pool's
+        # threads are joined at exit, so the results are written first, the exit comes later.
+        if int(req.first_user_text().rsplit(" ", 1)[-1]) >= 8:
+            release.wait(300)
+        return None
+
+    out = tmp_path / "out"
+    with FakeLLMServer(responder=respond) as server:
+        env = {**os.environ, **server.env(), "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evalctl.cli", "run", "--provider", "openai", "--cases",
+             str(tmp_path / "tickets.toml"), "-j", "4", "--out", str(out), "--no-progress",
+             "--no-store", "--timeout", "10"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            journal = out / "journal.jsonl"
+            for _ in range(12000):  # a guard against a hung child, not a timing check
+                if journal.exists() and journal.read_bytes().count(b"\n") >= 8:
+                    break
+                if proc.poll() is not None:
+                    break
+                threading.Event().wait(0.01)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=300)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err.decode()
+    journaled = sorted(c.key for c in Journal(out / "journal.jsonl").read())
+    assert journaled == [f"tickets/t{i:02d}" for i in range(8)]
+    written = json.loads((out / "results.json").read_text())
+    assert written["interrupted"] is True
+    assert sorted(c["key"] for c in written["cases"]) == journaled

@@ -33,6 +33,9 @@ EXTRA_ONLY = {
     "psycopg": "postgres",
     "starlette": "view",
     "uvicorn": "view",
+    "mcp": "mcp",
+    "mcp_types": "mcp",
+    "httpx2": "mcp",
 }
 # Namespace packages several distributions share: a module is named by its first two parts.
 NAMESPACES = frozenset({"google"})

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import queue
 import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -553,13 +553,37 @@ def _run_all(
             progress.start(setup.case.key)
             record(run_one(setup))
         return
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalctl-case")
+    # Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's threads
+    # at exit, so after Ctrl-C the process waited for every request in flight to end (up to
+    # the case timeout) though its results were written. Daemon threads are left behind.
+    todo: queue.SimpleQueue[CaseSetup] = queue.SimpleQueue()
+    for setup in setups:
+        todo.put(setup)
+    done: queue.SimpleQueue[tuple[CaseResult | None, BaseException | None]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                setup = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((run_one(setup), None))
+            except BaseException as exc:  # handed to the main thread, raised there
+                done.put((None, exc))
+
+    for n in range(min(workers, len(setups))):
+        threading.Thread(target=work, name=f"evalctl-case_{n}", daemon=True).start()
     try:
-        futures: list[Future[CaseResult]] = [pool.submit(run_one, s) for s in setups]
         # Journal each case as soon as it finishes, not in submission order: a kill must not
         # lose finished cases that were waiting behind a slow one.
-        for future in as_completed(futures):
-            record(future.result())
+        for _ in setups:
+            result, error = done.get()
+            if error is not None:
+                raise error
+            assert result is not None
+            record(result)
     finally:
-        # On Ctrl-C, drop what has not started; finished cases are already recorded.
-        pool.shutdown(wait=False, cancel_futures=True)
+        # On Ctrl-C (or a case's error), start nothing more; finished cases are recorded.
+        stop.set()

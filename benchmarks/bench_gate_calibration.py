@@ -5,8 +5,10 @@ sample per case, fixed seeds); this script runs it over K in {3, 5, 7, 10} and a
 {0.01, 0.05}, 1,000 simulated runs per cell, for three truths: no change, 10 always-passing
 cases broken (they now always fail), and a diffuse drop (every unstable case's pass
 probability 0.3 lower, no case broken); then K in {3, 5} with three run samples per case.
-It prints the Markdown tables docs/gating.md carries, then the gate's time on 1,000 cases of
-four shapes (median of 20 calls).
+It prints the Markdown tables docs/gating.md carries, then the metric gates' false alarms
+per metric (tests/test_metric_gates.py's simulated suites, 2 x trials draws, the bound asked
+at its stated rate with no margin), then the gate's time on 1,000 cases of four shapes
+(median of 20 calls).
 
     python benchmarks/bench_gate_calibration.py [--trials 1000]   (0: the timings only)
 """
@@ -33,6 +35,7 @@ from tests.test_gate_calibration import (  # noqa: E402
     draw_suite,
     firing_rates,
 )
+from tests.test_metric_gates import _run, _simulated_comparison  # noqa: E402
 
 KS = (3, 5, 7, 10)
 ALPHAS = (0.01, 0.05)
@@ -57,6 +60,7 @@ def main() -> int:
         _budget_table(max(trials // 4, 50))
         _tables(trials)
         _check_table(trials)
+        _metric_table(2 * trials)
     _speed()
     return 0
 
@@ -121,6 +125,23 @@ def _tables(trials: int) -> None:
         for i, alpha in enumerate(ALPHAS):
             cells = " | ".join(f"{column[i]:.1%}" for column in columns)
             print(f"| {k} | {alpha} | {cells} |", flush=True)
+
+
+def _metric_table(trials: int) -> None:
+    """Nothing changed: how often each metric gate fails, against its stated rate alpha / 3
+    (three gated at tolerance 0, where the bound alone decides). The tokens' mean holds it;
+    the latency percentiles over 8 cases run above it (docs/gating.md, "Metric gates")."""
+    print(f"\nMetric gates, nothing changed, {trials} simulated comparisons (8 cases, K = 5):\n")
+    print("| alpha | stated per metric | tokens_out | latency p50 | latency p95 | any |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    names = ("tokens_out", "latency_p50", "latency_p95")
+    for alpha in ALPHAS:
+        rng = random.Random(11)
+        run = _run([], tokens_out=0.0, latency_p50=0.0, latency_p95=0.0)
+        draws = [_simulated_comparison(rng, run, alpha) for _ in range(trials)]
+        cells = " | ".join(f"{sum(n in d for d in draws) / trials:.2%}" for n in names)
+        fired = sum(bool(d) for d in draws) / trials
+        print(f"| {alpha} | {alpha / 3:.2%} | {cells} | {fired:.2%} |", flush=True)
 
 
 def _check_suite(rng: random.Random, k: int, broken: int) -> list[list[Stratum]]:

@@ -17,6 +17,10 @@ and once more with `--no-store` (what recording costs).
     python benchmarks/bench_scale.py [--cases 600] [--latency-ms 100] [-j 64]
                                      [--profile FILE] [--no-store-run/--store-only]
 
+`--inspect PATH` also runs the same cases through Inspect AI (`PATH`: the `inspect` command of a
+venv of the benchmark's own, e.g. `python -m venv /tmp/inspect && /tmp/inspect/bin/pip install
+inspect-ai openai`; never a dependency of evalctl), on the same server, in the same run.
+
 `--profile FILE` runs evalctl under cProfile once and writes its stats to FILE (read them
 with `python -m pstats FILE`), as issue 41's profile of 1,000 cases was taken.
 The issue's figure is `--cases 3000 --latency-ms 200 -j 64`; `make bench` runs it small.
@@ -140,6 +144,64 @@ def run_once(
         )
 
 
+INSPECT_TASK = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import FieldSpec, csv_dataset
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate, prompt_template
+
+
+@task
+def tickets():
+    return Task(
+        dataset=csv_dataset(
+            "data/tickets.csv", FieldSpec(input="ticket", target="expected", id="id")
+        ),
+        solver=[prompt_template("Classify this ticket: {prompt}"), generate()],
+        scorer=includes(),
+    )
+"""
+
+
+def run_inspect(root: Path, inspect: Path, *, latency_ms: float, jobs: int) -> Measured:
+    """The same cases through Inspect AI (`generate()`, `includes()`) and its
+    OpenAI-compatible provider at `--max-connections J`, on the same fake server: Inspect
+    installed in a venv of its own (`inspect` is that venv's command), never evalctl's."""
+    (root / "inspect_task.py").write_text(INSPECT_TASK)
+    script = ServerScript(default=Step.reply(REPLY))
+    with FakeLLMServer(script, latency_ms=latency_ms) as server:
+        env = {
+            **os.environ,
+            "FAKE_BASE_URL": f"{server.url}/v1",
+            "FAKE_API_KEY": "sk-fake",
+            "NO_COLOR": "1",
+        }
+        argv = [
+            str(inspect), "eval", "inspect_task.py",
+            "--model", "openai-api/fake/fake-served-model",
+            "--max-connections", str(jobs), "--log-dir", str(root / "inspect-logs"),
+            "--display", "none", "--max-retries", "0",
+        ]  # fmt: skip
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise SystemExit(f"inspect eval exited {code}: {err.decode()[-3000:]}")
+        return Measured(
+            wall_s=wall,
+            cpu_s=usage.ru_utime + usage.ru_stime,
+            peak_in_flight=server.peak_in_flight,
+            peak_rss_mib=usage.ru_maxrss / 1024,
+            requests=len(server.requests),
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=600)
@@ -155,6 +217,12 @@ def main() -> None:
         default=None,
         help="also measure the evalctl in this source tree (e.g. `git archive` of an earlier"
         " commit) in the same run",
+    )
+    parser.add_argument(
+        "--inspect",
+        type=Path,
+        default=None,
+        help="the `inspect` command of a venv holding inspect-ai: measure it on the same work",
     )
     args = parser.parse_args()
     ideal = args.cases * args.latency_ms / 1000 / args.jobs
@@ -182,6 +250,14 @@ def main() -> None:
             "                 wall s   wall/ideal   cpu s   cpu ms/case   peak in flight   RSS MiB"
         )
         results = {}
+
+        def report(label: str, m: Measured) -> None:
+            print(
+                f"{label:15s} {m.wall_s:7.2f} {m.wall_s / ideal:11.2f} {m.cpu_s:8.2f}"
+                f" {m.cpu_s * 1000 / args.cases:12.2f} {m.peak_in_flight:16d}"
+                f" {m.peak_rss_mib:9.0f}"
+            )
+
         for n, (label, store, src) in enumerate(runs):
             m = run_once(
                 root, suite, latency_ms=args.latency_ms, jobs=args.jobs,
@@ -190,11 +266,11 @@ def main() -> None:
             if m.requests != args.cases:
                 raise SystemExit(f"the server saw {m.requests} requests for {args.cases} cases")
             results[label] = m
-            print(
-                f"{label:15s} {m.wall_s:7.2f} {m.wall_s / ideal:11.2f} {m.cpu_s:8.2f}"
-                f" {m.cpu_s * 1000 / args.cases:12.2f} {m.peak_in_flight:16d}"
-                f" {m.peak_rss_mib:9.0f}"
-            )
+            report(label, m)
+        if args.inspect is not None:
+            m = run_inspect(root, args.inspect, latency_ms=args.latency_ms, jobs=args.jobs)
+            results["inspect-ai"] = m
+            report("inspect-ai", m)
     on = results["store on"]
     print(
         f"ratio wall/ideal {on.wall_s / ideal:.2f} ({args.cases} cases, {args.latency_ms:g} ms,"
@@ -206,6 +282,13 @@ def main() -> None:
         print(
             f"ratio cpu vs baseline {on.cpu_s / base.cpu_s:.2f},"
             f" wall vs baseline {on.wall_s / base.wall_s:.2f}"
+        )
+    if "inspect-ai" in results:
+        other = results["inspect-ai"]
+        print(
+            f"ratio wall vs inspect-ai {on.wall_s / other.wall_s:.2f},"
+            f" cpu vs inspect-ai {on.cpu_s / other.cpu_s:.2f}"
+            f" (inspect-ai: {other.wall_s:.1f} s wall, {other.cpu_s:.1f} s cpu)"
         )
 
 

@@ -17,6 +17,10 @@ from pydantic import (
 from evalctl.chat import CompletionResponse, Message, Sampling, StopReason, Usage
 from evalctl.confirmstats import MAX_CONFIRM_SAMPLES
 from evalctl.results.platform import Platform
+
+# Re-exported: most readers of the records import them from here.
+from evalctl.results.status import SCORED as SCORED
+from evalctl.results.status import CaseStatus as CaseStatus
 from evalctl.results.versions import RUN_VERSION, STABILITY_VERSION
 from evalctl.userfiles import MAX_SAMPLES
 
@@ -30,10 +34,6 @@ from evalctl.userfiles import MAX_SAMPLES
 SCHEMA_VERSION: Final = STABILITY_VERSION
 RUN_SCHEMA_VERSION: Final = RUN_VERSION
 
-CaseStatus = Literal["pass", "fail", "error", "skipped", "flaky"]
-# A case status that was scored: it stands for at least one scored sample (an attempt is
-# never flaky, a case of several is: the one set serves both).
-SCORED: Final[frozenset[CaseStatus]] = frozenset({"pass", "fail", "flaky"})
 # `n/a`: the check had nothing to test in this case (its reason is in `message`). It is
 # neither a pass nor a failure and is counted apart everywhere. `error`: the check could not
 # reach a verdict (a judge model that did not answer; why is in `message`); the case is then

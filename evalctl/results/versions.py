@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from evalctl.results.status import SCORED
+
 Data = dict[str, Any]
 Upgrade = Callable[[Data], Data]
 
@@ -117,9 +119,6 @@ def fill_run(data: Data) -> Data:
 
 
 def _fill_case(case: Data) -> Data:
-    # Here, not at the top: evalctl.results.models imports this module's version numbers.
-    from evalctl.results.models import SCORED
-
     attempts = case.get("attempts")
     if "driven_by" not in case and _model_free(case, attempts):
         case = {**case, "driven_by": "tools"}

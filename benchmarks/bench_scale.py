@@ -19,7 +19,9 @@ and once more with `--no-store` (what recording costs).
 
 `--inspect PATH` also runs the same cases through Inspect AI (`PATH`: the `inspect` command of a
 venv of the benchmark's own, e.g. `python -m venv /tmp/inspect && /tmp/inspect/bin/pip install
-inspect-ai openai`; never a dependency of evalctl), on the same server, in the same run.
+inspect-ai openai`; never a dependency of evalctl), on the same server, in the same run;
+`--promptfoo PATH` the same through promptfoo 0.121 (node; `npm install promptfoo@0.121`,
+PATH its node_modules/.bin/promptfoo), with its SQLite store on, `icontains` for `contains`.
 
 `--profile FILE` runs evalctl under cProfile once and writes its stats to FILE (read them
 with `python -m pstats FILE`), as issue 41's profile of 1,000 cases was taken.
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,20 +171,55 @@ def run_inspect(root: Path, inspect: Path, *, latency_ms: float, jobs: int) -> M
     OpenAI-compatible provider at `--max-connections J`, on the same fake server: Inspect
     installed in a venv of its own (`inspect` is that venv's command), never evalctl's."""
     (root / "inspect_task.py").write_text(INSPECT_TASK)
+    argv = [
+        str(inspect), "eval", "inspect_task.py",
+        "--model", "openai-api/fake/fake-served-model",
+        "--max-connections", str(jobs), "--log-dir", str(root / "inspect-logs"),
+        "--display", "none", "--max-retries", "0",
+    ]  # fmt: skip
+    return run_tool(root, argv, lambda url: {"FAKE_BASE_URL": url, "FAKE_API_KEY": "sk-fake"},
+                    latency_ms=latency_ms)  # fmt: skip
+
+
+def run_promptfoo(root: Path, promptfoo: Path, *, latency_ms: float, jobs: int) -> Measured:
+    """The same cases through promptfoo (`icontains`, `--max-concurrency J`, its SQLite store
+    on, under a temporary config dir), on the same server. `promptfoo` is the command an
+    `npm install promptfoo@0.121` put in node_modules/.bin."""
+    rows = (root / "data" / "tickets.csv").read_text().splitlines()[1:]
+    with (root / "promptfoo.csv").open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["ticket", "__expected"])
+        for row in csv.reader(rows):
+            writer.writerow([row[1], f"icontains:{row[2]}"])
+
+    def config(url: str) -> dict[str, str]:
+        (root / "promptfooconfig.yaml").write_text(
+            'prompts:\n  - "Classify this ticket: {{ticket}}"\n'
+            "providers:\n  - id: openai:chat:fake-served-model\n    config:\n"
+            f"      apiBaseUrl: {url}\n      apiKey: sk-fake\n"
+            "tests: file://promptfoo.csv\n"
+        )
+        return {
+            "PROMPTFOO_CONFIG_DIR": str(root / "promptfoo-home"),
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+        }
+
+    argv = [
+        str(promptfoo), "eval", "-c", "promptfooconfig.yaml", "--max-concurrency", str(jobs),
+        "--no-cache", "--no-progress-bar", "--no-table", "-o", str(root / "promptfoo.json"),
+    ]  # fmt: skip
+    return run_tool(root, argv, config, latency_ms=latency_ms)
+
+
+def run_tool(
+    root: Path, argv: list[str], env_for: Callable[[str], dict[str, str]], *, latency_ms: float
+) -> Measured:
+    """Another harness's command on the same cases, against a fresh fake server at the same
+    latency; `env_for(base_url)` gives what points it at the server."""
     script = ServerScript(default=Step.reply(REPLY))
     with FakeLLMServer(script, latency_ms=latency_ms) as server:
-        env = {
-            **os.environ,
-            "FAKE_BASE_URL": f"{server.url}/v1",
-            "FAKE_API_KEY": "sk-fake",
-            "NO_COLOR": "1",
-        }
-        argv = [
-            str(inspect), "eval", "inspect_task.py",
-            "--model", "openai-api/fake/fake-served-model",
-            "--max-connections", str(jobs), "--log-dir", str(root / "inspect-logs"),
-            "--display", "none", "--max-retries", "0",
-        ]  # fmt: skip
+        env = {**os.environ, **env_for(f"{server.url}/v1"), "NO_COLOR": "1"}
         started = time.perf_counter()
         proc = subprocess.Popen(
             argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -192,7 +230,7 @@ def run_inspect(root: Path, inspect: Path, *, latency_ms: float, jobs: int) -> M
         wall = time.perf_counter() - started
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
-            raise SystemExit(f"inspect eval exited {code}: {err.decode()[-3000:]}")
+            raise SystemExit(f"{argv[0]} exited {code}: {err.decode()[-3000:]}")
         return Measured(
             wall_s=wall,
             cpu_s=usage.ru_utime + usage.ru_stime,
@@ -224,7 +262,15 @@ def main() -> None:
         default=None,
         help="the `inspect` command of a venv holding inspect-ai: measure it on the same work",
     )
+    parser.add_argument(
+        "--promptfoo",
+        type=Path,
+        default=None,
+        help="the `promptfoo` command (npm install promptfoo@0.121): measure it on the same work",
+    )
     args = parser.parse_args()
+    # Each line as it is measured: the whole run takes minutes at the issue's scale.
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     ideal = args.cases * args.latency_ms / 1000 / args.jobs
     load = f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs"
     print(
@@ -271,6 +317,10 @@ def main() -> None:
             m = run_inspect(root, args.inspect, latency_ms=args.latency_ms, jobs=args.jobs)
             results["inspect-ai"] = m
             report("inspect-ai", m)
+        if args.promptfoo is not None:
+            m = run_promptfoo(root, args.promptfoo, latency_ms=args.latency_ms, jobs=args.jobs)
+            results["promptfoo"] = m
+            report("promptfoo", m)
     on = results["store on"]
     print(
         f"ratio wall/ideal {on.wall_s / ideal:.2f} ({args.cases} cases, {args.latency_ms:g} ms,"
@@ -283,13 +333,14 @@ def main() -> None:
             f"ratio cpu vs baseline {on.cpu_s / base.cpu_s:.2f},"
             f" wall vs baseline {on.wall_s / base.wall_s:.2f}"
         )
-    if "inspect-ai" in results:
-        other = results["inspect-ai"]
-        print(
-            f"ratio wall vs inspect-ai {on.wall_s / other.wall_s:.2f},"
-            f" cpu vs inspect-ai {on.cpu_s / other.cpu_s:.2f}"
-            f" (inspect-ai: {other.wall_s:.1f} s wall, {other.cpu_s:.1f} s cpu)"
-        )
+    for name in ("inspect-ai", "promptfoo"):
+        if name in results:
+            other = results[name]
+            print(
+                f"ratio wall vs {name} {on.wall_s / other.wall_s:.2f},"
+                f" cpu vs {name} {on.cpu_s / other.cpu_s:.2f}"
+                f" ({name}: {other.wall_s:.1f} s wall, {other.cpu_s:.1f} s cpu)"
+            )
 
 
 if __name__ == "__main__":

@@ -327,6 +327,40 @@ def test_every_results_version_evalctl_reads_is_imported(store_url: str, tmp_pat
             assert len(detail.cases) == d.cases
 
 
+def test_import_reads_a_file_as_the_general_reader_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`history import` validates a current file from its bytes, conversations left as JSON;
+    what it gets is what the general reader gets, and an older file goes that way."""
+    from evalctl.chat import CompletionResponse, Message
+    from evalctl.history import imports
+    from evalctl.results.models import ToolCallRecord, TurnRecord
+
+    run = scenario_run(3)
+    case = run.cases[0]
+    case.transcript = [
+        TurnRecord(turn=1, sent=[Message.user("é?")], reply=CompletionResponse(content="ok"))
+    ]
+    case.tool_calls = [
+        ToolCallRecord(turn=1, name="lookup", arguments={"q": "x"}, result="r", duration_ms=1.0)
+    ]
+    case.output = "ok"
+    path = write_run(run, tmp_path / "run")
+    assert imports._read_fast(path.read_bytes()) is not None
+    fast_run, fast_talks = imports.read_for_import(path)
+    monkeypatch.setattr(imports, "_read_fast", lambda raw: None)
+    run_read, talks = imports.read_for_import(path)
+    assert fast_talks == talks
+    assert fast_talks[0].output == "ok" and fast_talks[0].transcript[0]["turn"] == 1
+    assert fast_run == run_read
+    assert [type(c) for c in fast_run.cases] == [CaseResult] * len(run.cases)
+    assert [c.model_fields_set for c in fast_run.cases] == [
+        c.model_fields_set for c in run_read.cases
+    ]
+    old = sorted((REPO / "tests" / "data" / "old").glob("results-v*.json"))
+    assert old and all(imports._read_fast(p.read_bytes()) is None for p in old)
+
+
 def test_the_store_file_is_0600(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "history.sqlite"
     with open_store(f"sqlite:///{path}") as store:

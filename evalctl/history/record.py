@@ -114,8 +114,14 @@ def provenance(env: Mapping[str, str], project: Path) -> Provenance:
     return Provenance(commit, branch, dirty, ci_id, ci_url)
 
 
+# json.dumps's encoders for these settings, made once (a run asks for tens of thousands of
+# dumps; making the encoder each time was a fifth of their cost). The same text as json.dumps.
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def _hash(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    text = _SORTED(value)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -255,7 +261,7 @@ def record_run(
                     "tool_calls": talk.tool_calls,
                 }
             ).decode("utf-8")
-        checks = json.dumps(
+        checks = _COMPACT(
             [
                 {
                     "name": c.name,
@@ -265,54 +271,28 @@ def record_run(
                     "message": c.message,
                 }
                 for c in case.checks
-            ],
-            default=str,
-            separators=(",", ":"),
+            ]
         )
         texts += [body, checks, talk.output, case.error or ""]
     texts = _redact_all(texts)
     blobs: dict[str, bytes] = {}
-    definitions: dict[str, str] = {}
-    case_rows: list[tuple[Any, ...]] = []
-    for n, case in enumerate(result.cases):
-        body, checks, output, error = texts[4 * n : 4 * n + 4]
+    hashes: list[str | None] = []
+    for body in texts[0::4]:
         transcript_hash = None
         if body:
             data = body.encode("utf-8")
             transcript_hash = hashlib.sha256(data).hexdigest()[:32]
-            if transcript_hash not in blobs:
-                blobs[transcript_hash] = data
-        passed, samples = case.pass_counts()
-        definitions[case.key] = definition = _definition_hash(result, case)
-        sampling = _sampling_key(result, case)
-        history = _key(case.suite, case.id, result.provider.name, result.provider.model, variant,
-                       sampling)  # fmt: skip
-        case_rows.append(
-            (
-                key,
-                case.key,
-                case.suite,
-                case.id,
-                result.started_at,
-                result.provider.name,
-                result.provider.model,
-                variant,
-                sampling,
-                history,
-                definition,
-                case.status,
-                case.pass_rate,
-                passed,
-                samples,
-                case.latency_ms,
-                case.usage.input_tokens,
-                case.usage.output_tokens,
-                checks,
-                error or None,
-                output,
-                transcript_hash,
-            )
-        )
+            blobs.setdefault(transcript_hash, data)
+        hashes.append(transcript_hash)
+    _drop_present(store, blobs)
+    definitions: dict[str, str] = {}
+    case_rows: list[tuple[Any, ...]] = []
+    for n, case in enumerate(result.cases):
+        case_rows.append(_case_row(result, case, key, variant, texts[4 * n : 4 * n + 4],
+                                   hashes[n], definitions))  # fmt: skip
+    # Compressed only once known to be new: a run whose answers repeat an earlier run's (a
+    # scripted or deterministic provider) costs a hash per case, not a compression.
+    blob_rows = [(h, zlib.compress(data, _ZLIB_LEVEL)) for h, data in blobs.items()]
     suite_rows = [
         _suite_row(key, result, suite, cases, price, definitions)
         for suite, cases in by_suite.items()
@@ -329,13 +309,11 @@ def record_run(
                 (result.run_id, result.started_at, key),
             )
             _delete_runs(store, cur, [row[0] for row in cur.fetchall()])
-        _drop_present(store, cur, blobs)
-        # Compressed only once known to be new: a run whose answers repeat an earlier run's
-        # (a scripted or deterministic provider) costs a hash per case, not a compression.
+        # A blob another writer stored since they were looked up is skipped here.
         store.many(
             cur,
             "INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING",
-            [(h, zlib.compress(data, _ZLIB_LEVEL)) for h, data in blobs.items()],
+            blob_rows,
         )
         store.run(cur, _insert("runs", len(run_row), "run_key"), run_row)
         if suite_rows:
@@ -343,6 +321,48 @@ def record_run(
         if case_rows:
             store.many(cur, _insert("cases", len(case_rows[0]), "run_key, case_key"), case_rows)
     return Recorded(key, result.run_id, len(result.cases), new=True)
+
+
+def _case_row(
+    result: RunResult,
+    case: CaseResult,
+    key: str,
+    variant: str,
+    texts: Sequence[str],
+    transcript_hash: str | None,
+    definitions: dict[str, str],
+) -> tuple[Any, ...]:
+    """A case's row in `cases`; `texts`: its transcript, checks, output and error, redacted."""
+    _, checks, output, error = texts
+    passed, samples = case.pass_counts()
+    definitions[case.key] = definition = _definition_hash(result, case)
+    sampling = _sampling_key(result, case)
+    history = _key(case.suite, case.id, result.provider.name, result.provider.model, variant,
+                   sampling)  # fmt: skip
+    return (
+        key,
+        case.key,
+        case.suite,
+        case.id,
+        result.started_at,
+        result.provider.name,
+        result.provider.model,
+        variant,
+        sampling,
+        history,
+        definition,
+        case.status,
+        case.pass_rate,
+        passed,
+        samples,
+        case.latency_ms,
+        case.usage.input_tokens,
+        case.usage.output_tokens,
+        checks,
+        error or None,
+        output,
+        transcript_hash,
+    )
 
 
 def _run_row(
@@ -400,14 +420,14 @@ def _insert(table: str, columns: int, key: str) -> str:
     return f"INSERT INTO {table} VALUES ({marks}) ON CONFLICT ({key}) DO NOTHING"
 
 
-def _drop_present(store: Store, cur: Any, blobs: dict[str, bytes]) -> None:
-    """Drop from `blobs` those the store already holds (saves sending them again)."""
+def _drop_present(store: Store, blobs: dict[str, bytes]) -> None:
+    """Drop from `blobs` those the store already holds (saves compressing and sending them
+    again); read before the write transaction, so as not to hold its lock meanwhile."""
     hashes = list(blobs)
     for start in range(0, len(hashes), 500):
         chunk = hashes[start : start + 500]
         marks = ", ".join("?" for _ in chunk)
-        store.run(cur, f"SELECT hash FROM blobs WHERE hash IN ({marks})", chunk)
-        for (found,) in cur.fetchall():
+        for (found,) in store.query(f"SELECT hash FROM blobs WHERE hash IN ({marks})", chunk):
             blobs.pop(found, None)
 
 

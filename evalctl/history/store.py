@@ -274,7 +274,7 @@ class Store:
 
     def many(self, cur: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            cur.executemany(self.dialect.sql(sql), [tuple(r) for r in rows])
+            cur.executemany(self.dialect.sql(sql), rows)  # both drivers take any sequences
 
     def schema_version(self) -> int:
         rows = self.query("SELECT version FROM evalctl_schema")

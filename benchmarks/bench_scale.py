@@ -96,6 +96,7 @@ def run_once(
     store: bool,
     profile: Path | None = None,
     src: Path | None = None,
+    progress: bool = False,
 ) -> Measured:
     script = ServerScript(default=Step.reply(REPLY))
     with FakeLLMServer(script, latency_ms=latency_ms) as server:
@@ -124,7 +125,7 @@ def run_once(
             str(jobs),
             "--out",
             str(root / out),
-            "--no-progress",
+            "--progress" if progress else "--no-progress",
             *(() if store else ("--no-store",)),
         ]
         started = time.perf_counter()
@@ -257,6 +258,11 @@ def main() -> None:
         " commit) in the same run",
     )
     parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="evalctl's progress on (into a pipe, as a CI log gets it: a line per case)",
+    )
+    parser.add_argument(
         "--inspect",
         type=Path,
         default=None,
@@ -307,7 +313,7 @@ def main() -> None:
         for n, (label, store, src) in enumerate(runs):
             m = run_once(
                 root, suite, latency_ms=args.latency_ms, jobs=args.jobs,
-                out=f"out-{n}", store=store, src=src,
+                out=f"out-{n}", store=store, src=src, progress=args.progress,
             )  # fmt: skip
             if m.requests != args.cases:
                 raise SystemExit(f"the server saw {m.requests} requests for {args.cases} cases")

@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,6 +275,44 @@ def test_an_older_schema_is_upgraded_on_open(store_url: str) -> None:
         assert store.schema_version() == SCHEMA_VERSION
         assert queries.count_runs(store) == 1
         assert queries.list_verdicts(store) == []  # the table version 2 added
+
+
+def _totals_recounted(store: Any) -> bool:
+    """Whether the totals kept at record time are those counted afresh from `cases`."""
+    from evalctl.history.store import TOTALS_SELECT
+
+    kept = store.query("SELECT * FROM case_totals ORDER BY history_key")
+    counted = store.query(f"{TOTALS_SELECT} GROUP BY history_key ORDER BY history_key")
+    return bool(kept) and kept == counted
+
+
+def test_case_totals_follow_recording_replacing_and_pruning(store_url: str) -> None:
+    """The totals the questions over whole histories read are kept right at record time,
+    upgrade, resume and prune: the questions answer as they do from the runs themselves."""
+    from evalctl.history.record import prune
+
+    with open_store(store_url, migrate_to=3) as old:
+        for i in range(4):
+            record_run(old, scenario_run(i), Provenance())
+    with open_store(store_url) as store:
+        assert _totals_recounted(store)
+        for i in range(4, 12):
+            record_run(store, scenario_run(i), Provenance())
+        partial = scenario_run(12)
+        partial.interrupted = True
+        partial.cases = partial.cases[:2]
+        record_run(store, partial, Provenance())
+        record_run(store, scenario_run(12), Provenance())  # the resumed run replaces it
+        assert queries.count_runs(store) == 13
+        assert _totals_recounted(store)
+        whole = "2000-01-01"  # the same window, read from the runs rather than the totals
+        assert queries.flaky_cases(store) == queries.flaky_cases(store, since=whole)
+        assert [f.case_id for f in queries.flaky_cases(store)][:2] == sorted(FLAKY)
+        assert [c.runs for c in queries.latest_cases(store)] == [13] * 4
+        assert prune(store, keep=5) == 8
+        assert _totals_recounted(store)
+        assert [c.runs for c in queries.latest_cases(store)] == [5] * 4
+        assert queries.changes(store) == queries.changes(store, since=whole)
 
 
 def test_a_store_from_a_newer_evalctl_is_refused(store_url: str) -> None:

@@ -636,10 +636,19 @@ def _case_filter(
     return where
 
 
-def _informative_keys(store: Store, where: _Where) -> list[str]:
+def _informative_keys(store: Store, where: _Where, *, whole_history: bool = False) -> list[str]:
     """The history keys whose scored runs in the window hold both a passing and a failing
     sample: the only cases that can flip or change (the others' every p-value is 1). Found
-    by the database's own aggregation, so the questions read only those cases' runs."""
+    by the database's own aggregation, so the questions read only those cases' runs; over
+    every run (`whole_history`: no `since`), in the totals kept at record time."""
+    if whole_history:
+        rows = store.query(
+            f"SELECT c.history_key FROM case_totals c{where.sql()}"
+            f"{' AND' if where.clauses else ' WHERE'} c.scored_passed > 0 "
+            "AND c.scored_passed < c.scored_samples",
+            where.params,
+        )
+        return sorted(r[0] for r in rows)
     scored = "c.status IN ('pass', 'fail', 'flaky')"
     clause = f"{where.sql()} AND {scored}" if where.clauses else f" WHERE {scored}"
     rows = store.query(
@@ -720,7 +729,8 @@ def changes(
     """Cases whose pass rate changed for good within the window, one change each (its best
     split), newest change first."""
     where = _case_filter(suite, provider, model, since)
-    series = _series(store, where, _informative_keys(store, where))
+    keys = _informative_keys(store, where, whole_history=since is None)
+    series = _series(store, where, keys)
     found = list(_changes_of(series, alpha).values())
     found.sort(key=lambda c: (c.started_at, c.suite, c.case_id), reverse=True)
     return found
@@ -738,7 +748,7 @@ def flaky_cases(
 ) -> list[FlakyCase]:
     """Cases that flip between runs with an unchanged definition, most flips first."""
     where = _case_filter(suite, provider, model, since)
-    series = _series(store, where, _informative_keys(store, where))
+    series = _series(store, where, _informative_keys(store, where, whole_history=since is None))
     found = []
     for key, runs in series.runs.items():
         points = _points(runs)
@@ -839,15 +849,15 @@ def latest_cases(
     rows = store.query(
         "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
         "c.status, c.pass_rate, c.run_key, r.run_id, c.started_at, n.runs FROM cases c "
-        "JOIN (SELECT c.history_key AS k, MAX(c.started_at) AS last, COUNT(*) AS runs "
-        f"FROM cases c{where.sql()} GROUP BY c.history_key) n "
+        "JOIN (SELECT c.history_key AS k, c.last_started AS last, c.runs AS runs "
+        f"FROM case_totals c{where.sql()}) n "
         "ON c.history_key = n.k AND c.started_at = n.last "
         "JOIN runs r ON r.run_key = c.run_key ORDER BY c.run_key",
         where.params,
     )
     by_key: dict[str, Change] = {}
     if with_changes:
-        series = _series(store, where, _informative_keys(store, where))
+        series = _series(store, where, _informative_keys(store, where, whole_history=True))
         by_key = _changes_of(series, analysis.DEFAULT_ALPHA)
     latest: dict[str, LatestCase] = {}
     for key, s, case_id, prov, mod, variant, status, rate, run, run_id, started, runs in rows:

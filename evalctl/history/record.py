@@ -31,7 +31,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from evalctl.cost import usage_pricer
-from evalctl.history.store import Store
+from evalctl.history.store import TOTALS_SELECT, TOTALS_VERSION, Store
 from evalctl.results.models import SCORED, CaseResult, RunResult
 from evalctl.results.summary import percentile
 from evalctl.secrets import redact
@@ -316,11 +316,48 @@ def record_run(
             blob_rows,
         )
         store.run(cur, _insert("runs", len(run_row), "run_key"), run_row)
+        if cur.rowcount == 0:
+            # Another writer stored this run since it was looked up: its cases and totals
+            # are in, and adding them to the totals again would count them twice.
+            return Recorded(key, result.run_id, len(result.cases), new=False)
         if suite_rows:
             store.many(cur, _insert("run_suites", len(suite_rows[0]), "run_key, suite"), suite_rows)
         if case_rows:
             store.many(cur, _insert("cases", len(case_rows[0]), "run_key, case_key"), case_rows)
+            if store.version >= TOTALS_VERSION:  # else the upgrade counts them from `cases`
+                store.many(cur, _ADD_TOTALS, _totals(case_rows))
     return Recorded(key, result.run_id, len(result.cases), new=True)
+
+
+# A run's cases added to their histories' totals (`case_totals`, evalctl.history.store).
+_ADD_TOTALS = (
+    "INSERT INTO case_totals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (history_key) "
+    "DO UPDATE SET runs = case_totals.runs + excluded.runs, "
+    "scored_passed = case_totals.scored_passed + excluded.scored_passed, "
+    "scored_samples = case_totals.scored_samples + excluded.scored_samples, "
+    "last_started = CASE WHEN excluded.last_started > case_totals.last_started "
+    "THEN excluded.last_started ELSE case_totals.last_started END"
+)
+
+
+def _totals(case_rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The `case_totals` rows of a run's case rows (one per history key)."""
+    found: dict[str, list[Any]] = {}
+    for row in case_rows:
+        (_, _, suite, case_id, started, provider, model, variant, _, history, _, status, _,
+         passed, samples) = row[:15]  # fmt: skip
+        scored = status in SCORED
+        entry = found.get(history)
+        if entry is None:
+            found[history] = [history, suite, case_id, provider, model, variant, 1,
+                              passed if scored else 0, samples if scored else 0,
+                              started]  # fmt: skip
+        else:
+            entry[6] += 1
+            entry[7] += passed if scored else 0
+            entry[8] += samples if scored else 0
+            entry[9] = max(entry[9], started)
+    return [tuple(entry) for entry in found.values()]
 
 
 def _case_row(
@@ -532,12 +569,27 @@ def prune(store: Store, *, keep: int | None = None, older_than_days: float | Non
 
 
 def _delete_runs(store: Store, cur: Any, keys: Sequence[str]) -> None:
-    """Delete these runs with their cases (their transcripts stay until `prune` sweeps)."""
+    """Delete these runs with their cases (their transcripts stay until `prune` sweeps), and
+    count their cases' histories' totals afresh from the runs that remain."""
+    histories: set[str] = set()
     for start in range(0, len(keys), 500):
         chunk = list(keys[start : start + 500])
         marks = ", ".join("?" for _ in chunk)
+        store.run(cur, f"SELECT DISTINCT history_key FROM cases WHERE run_key IN ({marks})", chunk)
+        histories.update(row[0] for row in cur.fetchall())
         for table in ("cases", "run_suites", "runs"):
             store.run(cur, f"DELETE FROM {table} WHERE run_key IN ({marks})", chunk)
+    ordered = sorted(histories) if store.version >= TOTALS_VERSION else []
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        store.run(cur, f"DELETE FROM case_totals WHERE history_key IN ({marks})", chunk)
+        store.run(
+            cur,
+            f"INSERT INTO case_totals {TOTALS_SELECT} WHERE history_key IN ({marks}) "
+            "GROUP BY history_key",
+            chunk,
+        )
 
 
 def project_dir(config_file: Path | None) -> Path:

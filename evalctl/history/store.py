@@ -63,7 +63,18 @@ SQLITE: Final = Dialect("sqlite", "?", "BLOB", "REAL", "INTEGER")
 POSTGRES: Final = Dialect("postgresql", "%s", "BYTEA", "DOUBLE PRECISION", "BIGINT")
 
 
+# A case history's totals from its runs in `cases` (one row of `case_totals` per history key;
+# a history key determines its suite, case id, provider, model and prompt variant).
+TOTALS_SELECT: Final = (
+    "SELECT history_key, MIN(suite), MIN(case_id), MIN(provider), MIN(model), "
+    "MIN(prompt_variant), COUNT(*), "
+    "SUM(CASE WHEN status IN ('pass', 'fail', 'flaky') THEN passed ELSE 0 END), "
+    "SUM(CASE WHEN status IN ('pass', 'fail', 'flaky') THEN samples ELSE 0 END), "
+    "MAX(started_at) FROM cases"
+)
+
 # Each entry takes the schema from the version before it to its own (index + 1).
+TOTALS_VERSION: Final = 4  # the version that added `case_totals`
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         """CREATE TABLE IF NOT EXISTS runs (
@@ -185,6 +196,24 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "status, pass_rate, passed, samples, latency_ms, definition_hash, suite, case_id, "
         "provider, model, prompt_variant)",
     ),
+    (
+        # Each case history's totals, kept at record time (evalctl.history.record): the
+        # questions over every case's whole history (flaky, changes, every case's latest)
+        # read these hundred rows, not a hundred thousand runs of cases.
+        """CREATE TABLE IF NOT EXISTS case_totals (
+            history_key TEXT PRIMARY KEY,
+            suite TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_variant TEXT NOT NULL,
+            runs INTEGER NOT NULL,
+            scored_passed {bigint} NOT NULL,
+            scored_samples {bigint} NOT NULL,
+            last_started TEXT NOT NULL
+        )""",
+        "INSERT INTO case_totals " + TOTALS_SELECT + " GROUP BY history_key",
+    ),
 )
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
@@ -223,6 +252,8 @@ class Store:
         self.conn = conn
         self.dialect = dialect
         self.url = display_url(url)
+        # The schema version it was opened at (an older one only where a test asks for it).
+        self.version = SCHEMA_VERSION
 
     def __enter__(self) -> Store:
         return self
@@ -384,6 +415,7 @@ def _migrate(store: Store, target: int) -> None:
                 f"knows up to {SCHEMA_VERSION}",
                 hint="upgrade evalctl, or point --store at another store",
             )
+        store.version = max(current, target)
         if current >= target:
             return
         with store.writing() as cur:

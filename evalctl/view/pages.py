@@ -766,8 +766,7 @@ def latest_per_case(
     rows = store.query(
         "SELECT c.suite, c.case_id, c.provider, c.model, c.prompt_variant, c.status, "
         "c.pass_rate, c.run_key, r.run_id FROM cases c "
-        "JOIN (SELECT history_key, MAX(started_at) AS latest FROM cases GROUP BY history_key) m "
-        "ON m.history_key = c.history_key AND m.latest = c.started_at "
+        "JOIN case_totals m ON m.history_key = c.history_key AND m.last_started = c.started_at "
         f"JOIN runs r ON r.run_key = c.run_key WHERE 1 = 1{where} "
         f"ORDER BY c.suite, c.case_id, c.provider, c.model, c.prompt_variant{page}",
         params,

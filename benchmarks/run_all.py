@@ -54,6 +54,8 @@ BENCHMARKS = (
     # A large run at the server's pace: 600 CSV cases against the fake OpenAI-compatible
     # server at 100 ms, -j 64: wall / ideal, CPU per case, peak requests in flight.
     "bench_scale.py",
+    # The openai SDK's own CPU per streamed request: J threads (as evalctl) vs asyncio tasks.
+    "bench_openai_async.py",
 )
 
 

@@ -8,6 +8,8 @@ In tests::
                                       # OPENAI_BASE_URL, fake keys
         ...
         assert server.requests[-1].body["messages"][0]["role"] == "user"
+        assert server.peak_in_flight == 8     # the most requests it answered at once
+        assert server.connections == 1        # TCP connections accepted (keep-alive reuse)
 
 By hand (a documented dev command)::
 

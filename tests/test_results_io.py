@@ -322,3 +322,10 @@ def test_the_toml_writer_reads_back_equal_on_awkward_data() -> None:
     assert tomllib.loads(dumps_toml(data)) == data
     # As tomli_w laid it out: tables and arrays of tables, not one long inline line.
     assert "\n[[cases]]\n" in dumps_toml(data) and "\n[table.inner]\n" in dumps_toml(data)
+
+
+def test_the_toml_writer_marks_nulls_itself() -> None:
+    data = {"a": None, "l": [None, {"b": None}], "t": {"c": None}, "rows": [{"d": None}]}
+    text = dumps_toml(data)
+    assert from_toml(text) == data
+    assert tomllib.loads(text) == mark_nulls(data)

@@ -106,8 +106,9 @@ TOML_HEADER = (
 def to_toml(model: BaseModel) -> str:
     """Render `model` as TOML, nulls as `{"$null" = true}` at every depth (see NULL_MARKER),
     under a comment saying so."""
-    data = mark_nulls(json.loads(model.model_dump_json()))
-    return TOML_HEADER + dumps_toml(data)
+    # Nulls are marked as they are written (dumps_toml), not in a copy of the whole tree:
+    # for 10,000 cases that copy was a large share of the run's peak memory.
+    return TOML_HEADER + dumps_toml(json.loads(model.model_dump_json()))
 
 
 # A key TOML takes bare; any other is written as a quoted string.
@@ -117,9 +118,10 @@ _DEL = "\x7f"
 
 
 def dumps_toml(data: dict[str, Any]) -> str:
-    """TOML for JSON-shaped data (dicts, lists, str, int, float, bool; no None), as tomllib
-    reads back equal. Written here, not by tomli_w, which spent 2.4 s on the results of
-    1,000 cases (issue 41): this one is several times faster (benchmarks/bench_scale.py).
+    """TOML for JSON-shaped data (dicts, lists, str, int, float, bool, None): `from_toml`
+    reads it back equal, each None having been written as the null marker. Written here, not
+    by tomli_w, which spent 2.4 s on the results of 1,000 cases (issue 41): this one is
+    several times faster (benchmarks/bench_scale.py).
     Nested dicts become [tables] and lists of dicts [[arrays of tables]], as tomli_w lays
     them out; any other list is written inline, on one line."""
     out: list[str] = []
@@ -137,7 +139,12 @@ def _string(text: str) -> str:
     return quoted.replace(_DEL, "\\u007f") if _DEL in quoted else quoted
 
 
+_NULL = f'{{ "{NULL_MARKER}" = true }}'
+
+
 def _inline(value: Any) -> str:
+    if value is None:
+        return _NULL
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, bool):

@@ -848,11 +848,13 @@ def latest_cases(
     where = _case_filter(suite, provider, model, None)
     rows = store.query(
         "SELECT c.history_key, c.suite, c.case_id, c.provider, c.model, c.prompt_variant, "
-        "c.status, c.pass_rate, c.run_key, r.run_id, c.started_at, n.runs FROM cases c "
-        "JOIN (SELECT c.history_key AS k, c.last_started AS last, c.runs AS runs "
-        f"FROM case_totals c{where.sql()}) n "
-        "ON c.history_key = n.k AND c.started_at = n.last "
-        "JOIN runs r ON r.run_key = c.run_key ORDER BY c.run_key",
+        "c.status, c.pass_rate, c.run_key, r.run_id, c.started_at, n.runs "
+        # CROSS JOIN: SQLite then starts from the totals (a row per case) and looks each
+        # one's latest run up, rather than scanning every run of every case.
+        "FROM (SELECT c.history_key AS k, c.last_started AS last, c.runs AS runs "
+        f"FROM case_totals c{where.sql()}) n CROSS JOIN cases c "
+        "JOIN runs r ON r.run_key = c.run_key "
+        "WHERE c.history_key = n.k AND c.started_at = n.last ORDER BY c.run_key",
         where.params,
     )
     by_key: dict[str, Change] = {}

@@ -765,9 +765,12 @@ def latest_per_case(
         params += [limit, offset]
     rows = store.query(
         "SELECT c.suite, c.case_id, c.provider, c.model, c.prompt_variant, c.status, "
-        "c.pass_rate, c.run_key, r.run_id FROM cases c "
-        "JOIN case_totals m ON m.history_key = c.history_key AND m.last_started = c.started_at "
-        f"JOIN runs r ON r.run_key = c.run_key WHERE 1 = 1{where} "
+        # CROSS JOIN: SQLite then starts from the totals (a row per case) and looks each
+        # one's latest run up, rather than scanning every run of every case.
+        "c.pass_rate, c.run_key, r.run_id FROM case_totals m CROSS JOIN cases c "
+        "JOIN runs r ON r.run_key = c.run_key "
+        "WHERE m.history_key = c.history_key AND m.last_started = c.started_at"
+        f"{where} "
         f"ORDER BY c.suite, c.case_id, c.provider, c.model, c.prompt_variant{page}",
         params,
     )

@@ -195,8 +195,9 @@ class Recorded:
 
 @dataclass(frozen=True)
 class Talk:
-    """A case's conversation as JSON-ready data (TurnRecord and ToolCallRecord dicts), as
-    results.json holds it: what its transcript blob is made of."""
+    """A case's conversation: TurnRecord and ToolCallRecord models (a run in memory), or
+    their dicts as results.json holds them (a file read by `history import`); serialised
+    alike, they are what its transcript blob is made of."""
 
     transcript: list[Any]
     tool_calls: list[Any]
@@ -204,14 +205,10 @@ class Talk:
 
 
 def talks_of(result: RunResult) -> list[Talk]:
-    """The conversations of a run held in memory (the runner's), as a file would hold them."""
+    """The conversations of a run held in memory (the runner's), as models: serialised as
+    they are, straight to the JSON a file holds (no dicts made on the way)."""
     return [
-        Talk(
-            [t.model_dump(mode="json") for t in case.transcript],
-            [t.model_dump(mode="json") for t in case.tool_calls],
-            case.output,
-        )
-        for case in result.cases
+        Talk(list(case.transcript), list(case.tool_calls), case.output) for case in result.cases
     ]
 
 
@@ -259,7 +256,8 @@ def record_run(
                     "system_prompt": result.system_prompts.get(case.system_prompt or ""),
                     "transcript": talk.transcript,
                     "tool_calls": talk.tool_calls,
-                }
+                },
+                by_alias=False,  # as model_dump writes results.json
             ).decode("utf-8")
         checks = _COMPACT(
             [

@@ -118,18 +118,18 @@ def _read_fast(raw: bytes) -> tuple[RunResult, list[Talk]] | None:
         lean = _lean_run().model_validate_json(raw)
     except (ValidationError, ValueError, RecursionError):
         return None
-    if any(c.status in SCORED and not c.attempts for c in lean.cases):
-        return None
     talks: list[Talk] = []
     dropped = frozenset(_TALK_FIELDS)
     for case in lean.cases:
+        if case.status in SCORED and not case.attempts:
+            return None
         values = case.__dict__
         talks.append(Talk(values["transcript"], values["tool_calls"], values["output"]))
         values.update(transcript=[], tool_calls=[], output="")
         # Made the real model in place (the lean one only retypes two fields): what the
         # general reader builds, the conversation at its defaults and not counted as set,
         # at a fraction of `model_construct`'s cost per case.
-        object.__setattr__(case, "__pydantic_fields_set__", case.model_fields_set - dropped)
+        object.__setattr__(case, "__pydantic_fields_set__", case.__pydantic_fields_set__ - dropped)
         object.__setattr__(case, "__class__", CaseResult)
     object.__setattr__(lean, "__class__", RunResult)
     return lean, talks

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import to_json
 
@@ -193,8 +193,7 @@ class Recorded:
     new: bool  # False: the store already held it
 
 
-@dataclass(frozen=True)
-class Talk:
+class Talk(NamedTuple):  # a tuple: made once per case of an imported run
     """A case's conversation: TurnRecord and ToolCallRecord models (a run in memory), or
     their dicts as results.json holds them (a file read by `history import`); serialised
     alike, they are what its transcript blob is made of."""

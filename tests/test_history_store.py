@@ -182,6 +182,21 @@ def test_a_run_recorded_live_and_imported_later_is_one_run(store_url: str, tmp_p
         assert queries.count_runs(store) == 1
 
 
+def test_two_runs_alike_in_the_same_second_are_two_runs_and_merges_are_one(
+    store_url: str,
+) -> None:
+    run = scenario_run(4)
+    twin = run.model_copy(update={"run_id": run.run_id + "-again"})
+    assert run_key(twin) != run_key(run)  # a fast provider's two runs, identical outcomes
+    merged = run.model_copy(update={"run_id": "20261206-040000-scripted-merged-ab12"})
+    remerged = run.model_copy(update={"run_id": "20261206-040100-scripted-merged-cd34"})
+    assert run_key(merged) == run_key(remerged)  # `merge` names the same shards afresh
+    with open_store(store_url) as store:
+        record_run(store, run, Provenance())
+        record_run(store, twin, Provenance())
+        assert queries.count_runs(store) == 2
+
+
 def _shards(count: int) -> list[RunResult]:
     keys = [f"shop/c{n}" for n in range(12)]
     shards = []

@@ -34,6 +34,7 @@ from evalctl.cost import usage_pricer
 from evalctl.history.store import TOTALS_SELECT, TOTALS_VERSION, Store
 from evalctl.results.models import SCORED, CaseResult, RunResult
 from evalctl.results.summary import percentile
+from evalctl.runner import merge
 from evalctl.secrets import redact
 
 # zlib level 1: transcripts are JSON text that compresses ~5x even at the fastest level;
@@ -131,12 +132,14 @@ def _key(*parts: str) -> str:
 
 
 def run_key(result: RunResult) -> str:
-    """The store's key for a run: a content hash of its results. The run id is left out:
-    shards merged by `evalctl merge` and the same shards imported together are one run, and
-    a merge names its run afresh each time."""
+    """The store's key for a run: a hash of its id and content. A merged run's id is left
+    out: shards merged by `evalctl merge` and the same shards imported together are one run,
+    and a merge names its run afresh each time. Every other run keeps its id in the key: two
+    runs of a fast provider can start in the same second with the same outcomes."""
     shard = result.settings.shard
     return _hash(
         [
+            None if merge.is_merged(result.run_id) else result.run_id,
             result.started_at,
             result.finished_at,
             result.provider.name,

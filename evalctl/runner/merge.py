@@ -155,6 +155,14 @@ def merge_shards(
     )
 
 
+MERGED_MARK = "-merged-"
+
+
 def _merged_run_id(provider: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{provider}-merged-{secrets.token_hex(2)}"
+    return f"{stamp}-{provider}{MERGED_MARK}{secrets.token_hex(2)}"
+
+
+def is_merged(run_id: str) -> bool:
+    """Whether a run id was given by `merge`, which names the same shards afresh each time."""
+    return MERGED_MARK in run_id

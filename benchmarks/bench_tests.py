@@ -30,7 +30,8 @@ from typing import Any
 from provenance import stamp
 
 REPO = Path(__file__).resolve().parent.parent
-SUMMARY = re.compile(r"=+ (.*(passed|failed).*) in [0-9.]+s")
+# pytest's last line: "2419 passed, 2 skipped in 412.3s", between "=" rules without -q.
+SUMMARY = re.compile(r"^[= ]*(\d+ (?:passed|failed)[^\n]*?) in [0-9.]+s", re.MULTILINE)
 OUT = REPO / "benchmarks" / "results" / "tests.json"
 # `make test-fast`'s selection (Makefile).
 FAST = ("-m", "not model and not browser")
@@ -99,7 +100,7 @@ def write(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def summary(output: str) -> str:
     found = SUMMARY.findall(output)
-    return found[-1][0] if found else "(no summary line)"
+    return found[-1] if found else "(no summary line)"
 
 
 def slowest(output: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -16,10 +17,17 @@ THREAD_VARS = ("EVALCTL_LOCAL_THREADS", "EVALCTL_LOCAL_THREADS_BATCH")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """In a pytest-xdist worker (`make test` runs one per core), llama.cpp gets the cores
+    """SIGINT as Python has it by default, wherever pytest was started from: a shell's
+    background job (`make test &`, a CI runner's) starts with SIGINT ignored, an ignored signal
+    stays ignored across exec, and the CLI processes that tests interrupt with SIGINT would
+    then never see it.
+
+    In a pytest-xdist worker (`make test` runs one per core), llama.cpp gets the cores
     divided among the workers: ggml's threads wait for each other at every step, so two
     workers that each took every core decode at a fraction of one that took its share.
     A count the environment already sets is kept."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
         share = max(1, (os.cpu_count() or 1) // workers)

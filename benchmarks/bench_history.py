@@ -24,8 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -240,29 +239,6 @@ def questions(url: str, label: str, runs: int, cases: int, repeats: int) -> floa
     return worst / BUDGET_S
 
 
-@contextmanager
-def postgres() -> Iterator[str | None]:
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        print("\nPostgreSQL: psycopg is not installed (`make setup`); skipped")
-        yield None
-        return
-    from tests.history_helpers import pg_bin, postgres_server
-
-    if pg_bin() is None:
-        print("\nPostgreSQL: no server binaries (`make setup-postgres`); skipped")
-        yield None
-        return
-    # The tests' fixture, driven by hand: it starts the server and stops it at the end.
-    fixture = postgres_server.__wrapped__()  # type: ignore[attr-defined]
-    server = next(fixture)
-    try:
-        yield server.new_database()
-    finally:
-        next(fixture, None)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1000)
@@ -281,7 +257,9 @@ def main() -> int:
                                  args.repeats)  # fmt: skip
     pg_ratio = None
     if not args.no_postgres:
-        with postgres() as url:
+        from tests.history_helpers import postgres_database
+
+        with postgres_database() as url:
             if url is not None:
                 pg_ratio = questions(url, "PostgreSQL", args.runs, args.cases, args.repeats)
     print(f"\nload average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")

@@ -25,8 +25,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,30 +114,6 @@ def pages_of(url: str, label: str, repeats: int) -> tuple[float, float]:
     return worst, worst_cpu
 
 
-@contextmanager
-def postgres_database() -> Iterator[str | None]:
-    """A fresh database on a PostgreSQL server started for this run (the tests' own
-    fixture, driven by hand), or None where psycopg or the server binaries are missing."""
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        print("\nPostgreSQL: psycopg is not installed (`make setup`); skipped")
-        yield None
-        return
-    from tests.history_helpers import pg_bin, postgres_server
-
-    if pg_bin() is None:
-        print("\nPostgreSQL: no server binaries (`make setup-postgres`); skipped")
-        yield None
-        return
-    fixture = postgres_server.__wrapped__()  # type: ignore[attr-defined]
-    server = next(fixture)
-    try:
-        yield server.new_database()
-    finally:
-        next(fixture, None)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1000)
@@ -160,6 +134,8 @@ def main() -> int:
             print(f"built {args.runs} runs x {args.cases} cases in {took:.1f} s ({size} MiB)")
         results["SQLite"] = pages_of(str(path), "SQLite", args.repeats)
     if not args.no_postgres:
+        from tests.history_helpers import postgres_database
+
         with postgres_database() as url:
             if url is not None:
                 start = time.perf_counter()

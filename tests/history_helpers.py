@@ -22,6 +22,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,3 +149,26 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "store" / "history.sqlite")
     server: PostgresServer = request.getfixturevalue("postgres_server")
     return server.new_database()
+
+
+@contextmanager
+def postgres_database() -> Iterator[str | None]:
+    """For the benchmarks: a fresh database on a PostgreSQL server started for the run (the
+    fixture above, driven by hand), or None, said on stdout, where psycopg or the server
+    binaries are missing."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        print("\nPostgreSQL: psycopg is not installed (`make setup`); skipped")
+        yield None
+        return
+    if pg_bin() is None:
+        print("\nPostgreSQL: no server binaries (`make setup-postgres`); skipped")
+        yield None
+        return
+    fixture = postgres_server.__wrapped__()  # type: ignore[attr-defined]
+    server = next(fixture)
+    try:
+        yield server.new_database()
+    finally:
+        next(fixture, None)
